@@ -1,0 +1,11 @@
+package dev.queue.api;
+
+/** A payload object could not be encoded to JSON, or JSON could not be decoded to the requested type. */
+public class PayloadCodecException extends QueueException {
+
+    private static final long serialVersionUID = 1L;
+
+    public PayloadCodecException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

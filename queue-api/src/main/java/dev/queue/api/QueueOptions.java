@@ -1,0 +1,103 @@
+package dev.queue.api;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Behaviour shared by every adapter, with documented defaults. Immutable; adapters validate it when the
+ * queue is created and fail naming the option and the value received.
+ */
+public final class QueueOptions {
+
+    public static final int DEFAULT_MAX_ATTEMPTS = 20;
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofSeconds(1);
+
+    private final int defaultMaxAttempts;
+    private final int maxPayloadBytes;
+    private final Backoff defaultBackoff;
+    private final Map<String, Backoff> topicBackoffs;
+    private final Duration sweepInterval;
+    private final PayloadCodec codec;
+
+    private QueueOptions(int defaultMaxAttempts, int maxPayloadBytes, Backoff defaultBackoff,
+                         Map<String, Backoff> topicBackoffs, Duration sweepInterval, PayloadCodec codec) {
+        this.defaultMaxAttempts = defaultMaxAttempts;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.defaultBackoff = defaultBackoff;
+        this.topicBackoffs = topicBackoffs;
+        this.sweepInterval = sweepInterval;
+        this.codec = codec;
+    }
+
+    /** Max attempts 20, payloads up to 1 MiB, backoff 1 s doubling to 1 h with 20% jitter, sweep every second. */
+    public static QueueOptions defaults() {
+        return new QueueOptions(DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES, Backoff.DEFAULT, Map.of(),
+                DEFAULT_SWEEP_INTERVAL, null);
+    }
+
+    public QueueOptions defaultMaxAttempts(int value) {
+        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec);
+    }
+
+    public QueueOptions maxPayloadBytes(int value) {
+        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec);
+    }
+
+    public QueueOptions defaultBackoff(Backoff value) {
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec);
+    }
+
+    /** The backoff used by {@link Namespace#nack(Delivery, String)} and subscribers of this topic. */
+    public QueueOptions backoff(String topic, Backoff value) {
+        Map<String, Backoff> copy = new HashMap<>(topicBackoffs);
+        copy.put(Objects.requireNonNull(topic, "topic"), value);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, Collections.unmodifiableMap(copy),
+                sweepInterval, codec);
+    }
+
+    /**
+     * How often idle subscribers look for due messages without a wake-up, and rescue expired leases. Wake-ups
+     * make delivery prompt; the sweep only bounds the delay when a wake-up is lost.
+     */
+    public QueueOptions sweepInterval(Duration value) {
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec);
+    }
+
+    /** Null: the adapter's default (Jackson). */
+    public QueueOptions codec(PayloadCodec value) {
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value);
+    }
+
+    public int defaultMaxAttempts() {
+        return defaultMaxAttempts;
+    }
+
+    public int maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    public Backoff defaultBackoff() {
+        return defaultBackoff;
+    }
+
+    public Map<String, Backoff> topicBackoffs() {
+        return topicBackoffs;
+    }
+
+    public Backoff backoffFor(String topic) {
+        return topicBackoffs.getOrDefault(topic, defaultBackoff);
+    }
+
+    public Duration sweepInterval() {
+        return sweepInterval;
+    }
+
+    /** Null when the adapter's default applies. */
+    public PayloadCodec codec() {
+        return codec;
+    }
+}

@@ -1,0 +1,94 @@
+package dev.queue.domain.engine;
+
+import dev.queue.api.DeadLetter;
+import dev.queue.api.DeadLetters;
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.MessageId;
+import dev.queue.api.Page;
+import dev.queue.domain.port.DeadLetterQuery;
+import dev.queue.domain.port.PurgeCommand;
+import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.rules.InputRules;
+
+import java.util.List;
+import java.util.Optional;
+
+/** The dead letters of one namespace. */
+final class DeadLettersService implements DeadLetters {
+
+    private final String namespace;
+    private final QueueEngine engine;
+
+    DeadLettersService(String namespace, QueueEngine engine) {
+        this.namespace = namespace;
+        this.engine = engine;
+    }
+
+    @Override
+    public List<DeadLetter> list(Page page) {
+        return query(null, page);
+    }
+
+    @Override
+    public List<DeadLetter> list(String topic, Page page) {
+        engine.rules().topic(topic);
+        return query(topic, page);
+    }
+
+    private List<DeadLetter> query(String topic, Page page) {
+        engine.ensureOpen();
+        if (page == null) {
+            throw new InvalidInputException("page", null, "a Page, for example Page.first(50)");
+        }
+        if (page.limit() < 1 || page.limit() > InputRules.MAX_PULL_LIMIT) {
+            throw new InvalidInputException("page limit", page.limit(), "1 to " + InputRules.MAX_PULL_LIMIT);
+        }
+        long after = page.after() == null ? 0L : page.after().value();
+        return engine.store().deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit()));
+    }
+
+    @Override
+    public Optional<DeadLetter> get(MessageId id) {
+        engine.ensureOpen();
+        return engine.store().deadLetter(namespace, requireId(id));
+    }
+
+    @Override
+    public boolean redrive(MessageId id) {
+        engine.ensureOpen();
+        return engine.store().redrive(new RedriveCommand(namespace, requireId(id), null, engine.commandTime())) > 0;
+    }
+
+    @Override
+    public int redriveAll(String topic) {
+        engine.ensureOpen();
+        engine.rules().topic(topic);
+        return engine.store().redrive(new RedriveCommand(namespace, null, topic, engine.commandTime()));
+    }
+
+    @Override
+    public boolean purge(MessageId id) {
+        engine.ensureOpen();
+        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0;
+    }
+
+    @Override
+    public int purgeAll(String topic) {
+        engine.ensureOpen();
+        engine.rules().topic(topic);
+        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, topic));
+    }
+
+    @Override
+    public int purgeAll() {
+        engine.ensureOpen();
+        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, null));
+    }
+
+    private static long requireId(MessageId id) {
+        if (id == null) {
+            throw new InvalidInputException("id", null, "a message id");
+        }
+        return id.value();
+    }
+}

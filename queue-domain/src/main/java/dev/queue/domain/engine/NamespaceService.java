@@ -1,0 +1,290 @@
+package dev.queue.domain.engine;
+
+import dev.queue.api.DeadLetters;
+import dev.queue.api.Delivery;
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.MessageInfo;
+import dev.queue.api.Namespace;
+import dev.queue.api.NamespaceStats;
+import dev.queue.api.Outcome;
+import dev.queue.api.PayloadCodec;
+import dev.queue.api.PublishResult;
+import dev.queue.api.Pull;
+import dev.queue.api.Subscriber;
+import dev.queue.api.Subscription;
+import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.ExtendCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageStore;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.RescueCommand;
+import dev.queue.domain.port.RescueResult;
+import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.rules.BackoffSchedule;
+import dev.queue.domain.rules.InputRules;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** One namespace's operations: validation first, then one store call. */
+final class NamespaceService implements Namespace {
+
+    private static final Logger log = LoggerFactory.getLogger(NamespaceService.class);
+    private static final int RESCUE_BATCH = 1000;
+
+    private final String name;
+    private final QueueEngine engine;
+    private final MessageStore store;
+    private final InputRules rules;
+    private final DeadLettersService deadLetters;
+    /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
+    private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
+    private volatile Instant lastRescueClock;
+
+    NamespaceService(String name, QueueEngine engine) {
+        this.name = name;
+        this.engine = engine;
+        this.store = engine.store();
+        this.rules = engine.rules();
+        this.deadLetters = new DeadLettersService(name, engine);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public MessageId publish(String topic, Object payload) {
+        return publish(Message.to(topic).payload(payload)).id();
+    }
+
+    @Override
+    public PublishResult publish(Message message) {
+        return publishAll(java.util.Collections.singletonList(message)).get(0);
+    }
+
+    @Override
+    public List<PublishResult> publishAll(List<Message> messages) {
+        engine.ensureOpen();
+        PublishCommand command = engine.preparePublish(name, messages);
+        if (command.messages().isEmpty()) {
+            return List.of();
+        }
+        return QueueEngine.toResults(command, store.publish(command));
+    }
+
+    @Override
+    public List<Delivery> pull(Pull pull) {
+        engine.ensureOpen();
+        if (pull == null) {
+            throw new InvalidInputException("pull", null, "a Pull");
+        }
+        rules.topics(pull.topics());
+        String worker = pull.worker() != null ? pull.worker() : WorkerNames.defaultWorker();
+        rules.worker(worker);
+        rules.limit(pull.limit());
+        rules.lease("visibility", pull.visibility());
+        rescueIfDue();
+        return claim(pull.topics(), worker, pull.limit(), pull.visibility());
+    }
+
+    List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease) {
+        long token = newLeaseToken();
+        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(name, topics, worker, limit, lease, token, engine.commandTime()));
+        List<Delivery> deliveries = new ArrayList<>(claimed.size());
+        for (ClaimedMessage message : claimed) {
+            deliveries.add(engine.toDelivery(message));
+        }
+        return deliveries;
+    }
+
+    /** Rescues expired leases of this namespace if no pass ran within the sweep interval (of both clocks). */
+    void rescueIfDue() {
+        long nowNanos = System.nanoTime();
+        long last = lastRescueNanos.get();
+        Duration sweep = engine.options().sweepInterval();
+        Instant clockNow = engine.clock().now();
+        Instant lastClock = lastRescueClock;
+        boolean wallDue = last == Long.MIN_VALUE || nowNanos - last >= sweep.toNanos();
+        boolean clockDue = lastClock == null || !clockNow.isBefore(lastClock.plus(sweep));
+        if (!(wallDue || clockDue) || !lastRescueNanos.compareAndSet(last, nowNanos)) {
+            return;
+        }
+        lastRescueClock = clockNow;
+        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, RESCUE_BATCH, engine.commandTime()));
+        if (result.total() > 0) {
+            log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
+                    name, result.requeued(), result.deadLettered());
+        }
+    }
+
+    @Override
+    public Outcome ack(Delivery delivery) {
+        requireDelivery(delivery);
+        if (!isOurs(delivery)) {
+            return Outcome.LEASE_LOST;
+        }
+        Set<Long> done = store.completeIfLeased(new CompleteCommand(name, List.of(leaseOf(delivery)), engine.commandTime()));
+        return done.contains(delivery.id().value()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+    }
+
+    @Override
+    public Map<MessageId, Outcome> ackAll(Collection<Delivery> deliveries) {
+        engine.ensureOpen();
+        if (deliveries == null) {
+            throw new InvalidInputException("deliveries", null, "a collection of deliveries");
+        }
+        List<LeaseRef> leases = new ArrayList<>(deliveries.size());
+        Map<MessageId, Outcome> outcomes = new LinkedHashMap<>();
+        for (Delivery delivery : deliveries) {
+            requireDelivery(delivery);
+            outcomes.put(delivery.id(), Outcome.LEASE_LOST);
+            if (isOurs(delivery)) {
+                leases.add(leaseOf(delivery));
+            }
+        }
+        if (!leases.isEmpty()) {
+            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, leases, engine.commandTime()));
+            for (Long id : done) {
+                outcomes.put(MessageId.of(id), Outcome.ACKED);
+            }
+        }
+        return outcomes;
+    }
+
+    @Override
+    public Outcome nack(Delivery delivery, String error) {
+        requireDelivery(delivery);
+        Duration delay = BackoffSchedule.delayAfter(engine.options().backoffFor(delivery.topic()), delivery.attempt(),
+                ThreadLocalRandom.current()::nextDouble);
+        return retry(delivery, error, delay);
+    }
+
+    @Override
+    public Outcome nack(Delivery delivery, String error, Duration delay) {
+        requireDelivery(delivery);
+        rules.delay("delay", delay);
+        return retry(delivery, error, delay);
+    }
+
+    Outcome retry(Delivery delivery, String error, Duration delay) {
+        if (!isOurs(delivery)) {
+            return Outcome.LEASE_LOST;
+        }
+        return store.retryIfLeased(new RetryCommand(name, leaseOf(delivery), delay, InputRules.errorText(error), engine.commandTime()));
+    }
+
+    @Override
+    public Outcome fail(Delivery delivery, String error) {
+        requireDelivery(delivery);
+        if (!isOurs(delivery)) {
+            return Outcome.LEASE_LOST;
+        }
+        return store.buryIfLeased(new BuryCommand(name, leaseOf(delivery), InputRules.errorText(error), engine.commandTime()));
+    }
+
+    @Override
+    public Outcome extend(Delivery delivery, Duration duration) {
+        requireDelivery(delivery);
+        rules.lease("duration", duration);
+        if (!isOurs(delivery)) {
+            return Outcome.LEASE_LOST;
+        }
+        Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, engine.commandTime()));
+        return extended.contains(delivery.id().value()) ? Outcome.EXTENDED : Outcome.LEASE_LOST;
+    }
+
+    @Override
+    public Subscription subscribe(Subscriber<?> subscriber) {
+        engine.ensureOpen();
+        if (subscriber == null) {
+            throw new InvalidInputException("subscriber", null, "a Subscriber");
+        }
+        rules.topics(subscriber.topics());
+        rules.concurrency(subscriber.concurrency());
+        rules.lease("lease", subscriber.lease());
+        rules.shutdownTimeout(subscriber.shutdownTimeout());
+        if (subscriber.backoff() != null) {
+            rules.backoff("retry", subscriber.backoff());
+        }
+        String worker = subscriber.worker() != null ? subscriber.worker() : WorkerNames.defaultWorker();
+        rules.worker(worker);
+        if (subscriber.handler() == null) {
+            throw new InvalidInputException("handler", null, "a handler");
+        }
+        SubscriberRuntime runtime = new SubscriberRuntime(this, engine, subscriber, worker);
+        runtime.start();
+        return runtime;
+    }
+
+    @Override
+    public DeadLetters deadLetters() {
+        return deadLetters;
+    }
+
+    @Override
+    public NamespaceStats stats() {
+        engine.ensureOpen();
+        return store.stats(name);
+    }
+
+    @Override
+    public Optional<MessageInfo> inspect(MessageId id) {
+        engine.ensureOpen();
+        if (id == null) {
+            throw new InvalidInputException("id", null, "a message id");
+        }
+        return store.find(name, id.value());
+    }
+
+    @Override
+    public PayloadCodec codec() {
+        return engine.codec();
+    }
+
+    private void requireDelivery(Delivery delivery) {
+        engine.ensureOpen();
+        if (delivery == null) {
+            throw new InvalidInputException("delivery", null, "a delivery returned by pull or given to a handler");
+        }
+    }
+
+    private boolean isOurs(Delivery delivery) {
+        return name.equals(delivery.namespace());
+    }
+
+    static LeaseRef leaseOf(Delivery delivery) {
+        return new LeaseRef(delivery.id().value(), delivery.leaseToken());
+    }
+
+    /** Random, never zero, so a forgotten token can never match a real lease by accident. */
+    private static long newLeaseToken() {
+        long token;
+        do {
+            token = ThreadLocalRandom.current().nextLong();
+        } while (token == 0L);
+        return token;
+    }
+
+    @Override
+    public String toString() {
+        return "Namespace[" + name + "]";
+    }
+}

@@ -1,0 +1,494 @@
+package dev.queue.domain.engine;
+
+import dev.queue.api.Backoff;
+import dev.queue.api.Delivery;
+import dev.queue.api.MessageHandler;
+import dev.queue.api.Outcome;
+import dev.queue.api.Subscriber;
+import dev.queue.api.Subscription;
+import dev.queue.domain.port.ExtendCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.ReleaseCommand;
+import dev.queue.domain.port.WakeUps;
+import dev.queue.domain.rules.BackoffSchedule;
+import dev.queue.domain.rules.InputRules;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Runs one subscriber: claims as many messages as it has free handler slots, runs the handler for each,
+ * acknowledges on success, retries with backoff on an exception, dead-letters when attempts run out, and
+ * extends the leases of handlers still running. An empty claim waits for a wake-up, a clock jump, the next
+ * due time, or the sweep interval, whichever comes first; a claim that found work claims again at once.
+ */
+final class SubscriberRuntime implements Subscription {
+
+    private static final Logger log = LoggerFactory.getLogger(SubscriberRuntime.class);
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    /** Upper bound of one claim, so one subscriber with many slots does not starve its peers of a burst. */
+    private static final int MAX_CLAIM = 100;
+
+    private enum HoldState { CLAIMED, STARTED, RELEASED }
+
+    /** A message this runtime holds: claimed, maybe started, until settled. */
+    private static final class Held {
+        final Delivery delivery;
+        final AtomicInteger state = new AtomicInteger(HoldState.CLAIMED.ordinal());
+        volatile Instant leaseUntil;
+
+        Held(Delivery delivery) {
+            this.delivery = delivery;
+            this.leaseUntil = delivery.leaseUntil();
+        }
+
+        boolean start() {
+            return state.compareAndSet(HoldState.CLAIMED.ordinal(), HoldState.STARTED.ordinal());
+        }
+
+        boolean release() {
+            return state.compareAndSet(HoldState.CLAIMED.ordinal(), HoldState.RELEASED.ordinal());
+        }
+
+        boolean started() {
+            return state.get() == HoldState.STARTED.ordinal();
+        }
+    }
+
+    private final NamespaceService namespace;
+    private final QueueEngine engine;
+    private final Subscriber<?> subscriber;
+    private final String worker;
+    private final List<String> topics;
+    private final Duration lease;
+    private final Backoff backoff;
+    private final String label;
+
+    private final Map<Long, Held> held = new ConcurrentHashMap<>();
+    private final Semaphore slots;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition wakeCondition = lock.newCondition();
+    private boolean wakeRequested;
+    private volatile boolean running;
+    private volatile boolean closing;
+    private final AtomicLong lastExtendNanos = new AtomicLong();
+
+    private ExecutorService handlers;
+    private Thread dispatcher;
+    private WakeUps.Registration wakeRegistration;
+    private AutoCloseable clockRegistration;
+
+    SubscriberRuntime(NamespaceService namespace, QueueEngine engine, Subscriber<?> subscriber, String worker) {
+        this.namespace = namespace;
+        this.engine = engine;
+        this.subscriber = subscriber;
+        this.worker = worker;
+        this.topics = List.copyOf(subscriber.topics());
+        this.lease = subscriber.lease();
+        this.slots = new Semaphore(subscriber.concurrency());
+        this.backoff = subscriber.backoff();
+        this.label = "queue-" + namespace.name() + "-" + String.join("+", topics) + "-" + SEQUENCE.incrementAndGet();
+    }
+
+    void start() {
+        running = true;
+        engine.register(this);
+        if (engine.manualDispatch()) {
+            return;
+        }
+        handlers = Executors.newFixedThreadPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
+        wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
+        clockRegistration = engine.clock().onAdvance(this::wake);
+        dispatcher = daemonThreads(label + "-dispatch").newThread(this::dispatchLoop);
+        dispatcher.start();
+        log.debug("subscriber {} started: namespace {}, topics {}, concurrency {}, worker {}", label, namespace.name(), topics,
+                subscriber.concurrency(), worker);
+    }
+
+    /** Runs due messages on the calling thread until none is due; for manual dispatch. */
+    int drainDue() {
+        if (!running) {
+            return 0;
+        }
+        int handled = 0;
+        namespace.rescueIfDue();
+        while (running) {
+            List<Delivery> claimed = namespace.claim(topics, worker, Math.min(MAX_CLAIM, subscriber.concurrency()), lease);
+            if (claimed.isEmpty()) {
+                return handled;
+            }
+            for (Delivery delivery : claimed) {
+                Held entry = new Held(delivery);
+                held.put(delivery.id().value(), entry);
+                entry.start();
+                runHandler(entry);
+                handled++;
+            }
+        }
+        return handled;
+    }
+
+    private void dispatchLoop() {
+        long failures = 0;
+        while (running && !closing) {
+            try {
+                extendLeasesIfDue();
+                int free = slots.availablePermits();
+                if (free == 0) {
+                    awaitWake(engine.options().sweepInterval());
+                    continue;
+                }
+                int want = Math.min(free, MAX_CLAIM);
+                if (!slots.tryAcquire(want)) {
+                    continue;
+                }
+                List<Delivery> claimed;
+                try {
+                    namespace.rescueIfDue();
+                    claimed = namespace.claim(topics, worker, want, lease);
+                } catch (RuntimeException e) {
+                    slots.release(want);
+                    throw e;
+                }
+                slots.release(want - claimed.size());
+                failures = 0;
+                for (Delivery delivery : claimed) {
+                    dispatch(delivery);
+                }
+                if (claimed.isEmpty()) {
+                    awaitWake(idleWait());
+                }
+            } catch (RuntimeException e) {
+                failures++;
+                Duration pause = Duration.ofMillis(Math.min(5_000, 50L << Math.min(failures, 7)));
+                log.warn("subscriber {} (namespace {}, topics {}) could not claim; retrying in {} ms: {}", label,
+                        namespace.name(), topics, pause.toMillis(), e.toString());
+                awaitWake(pause);
+            } catch (Error e) {
+                log.error("subscriber {} (namespace {}, topics {}) stopped by an error", label, namespace.name(), topics, e);
+                throw e;
+            }
+        }
+    }
+
+    private void dispatch(Delivery delivery) {
+        Held entry = new Held(delivery);
+        held.put(delivery.id().value(), entry);
+        try {
+            handlers.execute(() -> {
+                if (entry.start()) {
+                    try {
+                        runHandler(entry);
+                    } finally {
+                        slots.release();
+                        wake();
+                    }
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // Closing: the entry stays CLAIMED and close() gives it back.
+            slots.release();
+        }
+    }
+
+    /** How long an idle dispatcher sleeps: until the next due message, at most one sweep interval. */
+    private Duration idleWait() {
+        Duration sweep = engine.options().sweepInterval();
+        try {
+            Optional<Instant> next = engine.store().nextDueAt(namespace.name(), topics, engine.commandTime());
+            if (next.isPresent()) {
+                Duration untilDue = Duration.between(engine.clock().now(), next.get());
+                if (untilDue.compareTo(sweep) < 0) {
+                    return untilDue.isNegative() ? Duration.ZERO : untilDue;
+                }
+            }
+        } catch (RuntimeException e) {
+            log.debug("subscriber {} could not read the next due time: {}", label, e.toString());
+        }
+        return sweep;
+    }
+
+    private void runHandler(Held entry) {
+        Delivery delivery = entry.delivery;
+        inFlight.incrementAndGet();
+        HandlerContext context = new HandlerContext(delivery);
+        try {
+            Object payload;
+            try {
+                payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
+            } catch (RuntimeException e) {
+                Outcome outcome = namespace.fail(delivery, "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage());
+                log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
+                        delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
+                return;
+            }
+            Throwable failure = null;
+            try {
+                invoke(subscriber.handler(), payload, context);
+            } catch (Exception | LinkageError | AssertionError e) {
+                failure = e;
+            }
+            settle(entry, context, failure);
+        } catch (RuntimeException e) {
+            log.warn("message {} (topic {}, namespace {}) could not be settled; its lease will expire and it will run again: {}",
+                    delivery.id(), delivery.topic(), delivery.namespace(), e.toString());
+        } finally {
+            held.remove(delivery.id().value());
+            inFlight.decrementAndGet();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void invoke(MessageHandler<?> handler, Object payload, HandlerContext context) throws Exception {
+        ((MessageHandler<Object>) handler).handle(payload, context);
+    }
+
+    private void settle(Held entry, HandlerContext context, Throwable failure) {
+        Delivery delivery = entry.delivery;
+        Outcome outcome;
+        if (failure != null) {
+            Duration delay = BackoffSchedule.delayAfter(backoffFor(delivery), delivery.attempt(), ThreadLocalRandom.current()::nextDouble);
+            outcome = namespace.retry(delivery, describe(failure), delay);
+            if (outcome == Outcome.DEAD_LETTERED) {
+                log.warn("message {} (topic {}, namespace {}) dead-lettered after {} attempts: {}", delivery.id(), delivery.topic(),
+                        delivery.namespace(), delivery.attempt(), describe(failure));
+            } else {
+                log.info("message {} (topic {}, namespace {}) failed attempt {} of {}, retry in {}: {}", delivery.id(), delivery.topic(),
+                        delivery.namespace(), delivery.attempt(), delivery.maxAttempts(), delay, describe(failure));
+            }
+        } else {
+            switch (context.intent()) {
+                case RETRY -> outcome = namespace.retry(delivery, context.reason(), context.retryDelay());
+                case FAIL -> {
+                    outcome = namespace.fail(delivery, context.reason());
+                    log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
+                            delivery.namespace(), InputRules.errorText(context.reason()));
+                }
+                default -> outcome = namespace.ack(delivery);
+            }
+        }
+        if (outcome == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
+            log.warn("message {} (topic {}, namespace {}): lease lost before the handler's result was recorded (attempt {}); "
+                    + "another worker may have run it", delivery.id(), delivery.topic(), delivery.namespace(), delivery.attempt());
+        }
+    }
+
+    private Backoff backoffFor(Delivery delivery) {
+        return backoff != null ? backoff : engine.options().backoffFor(delivery.topic());
+    }
+
+    private static String describe(Throwable failure) {
+        String message = failure.getMessage();
+        return failure.getClass().getName() + (message == null ? "" : ": " + message);
+    }
+
+    /** Keeps the leases of running handlers alive: any lease with half or less of its length left is renewed. */
+    private void extendLeasesIfDue() {
+        long now = System.nanoTime();
+        long last = lastExtendNanos.get();
+        long every = Math.min(lease.toNanos() / 4, engine.options().sweepInterval().toNanos());
+        if (now - last < every && !engine.clock().isAuthoritative()) {
+            return;
+        }
+        lastExtendNanos.set(now);
+        Instant clockNow = engine.clock().now();
+        Instant threshold = clockNow.plus(lease.dividedBy(2));
+        List<LeaseRef> due = new ArrayList<>();
+        List<Held> entries = new ArrayList<>();
+        for (Held entry : held.values()) {
+            if (entry.started() && entry.leaseUntil != null && !entry.leaseUntil.isAfter(threshold)) {
+                due.add(NamespaceService.leaseOf(entry.delivery));
+                entries.add(entry);
+            }
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        Set<Long> extended = engine.store().extendIfLeased(new ExtendCommand(namespace.name(), due, lease, engine.commandTime()));
+        Instant newEnd = clockNow.plus(lease);
+        for (Held entry : entries) {
+            long id = entry.delivery.id().value();
+            if (extended.contains(id)) {
+                entry.leaseUntil = newEnd;
+            } else {
+                log.warn("message {} (topic {}, namespace {}): lease lost while its handler runs; another worker may run it too",
+                        entry.delivery.id(), entry.delivery.topic(), entry.delivery.namespace());
+                entry.leaseUntil = null;
+            }
+        }
+    }
+
+    void wake() {
+        lock.lock();
+        try {
+            wakeRequested = true;
+            wakeCondition.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void awaitWake(Duration max) {
+        // With handlers running, wake often enough to keep their leases extended.
+        Duration bound = held.isEmpty() ? max : min(max, min(lease.dividedBy(4), engine.options().sweepInterval()));
+        long nanos = Math.max(0, bound.toNanos());
+        lock.lock();
+        try {
+            while (!wakeRequested && nanos > 0 && running && !closing) {
+                nanos = wakeCondition.awaitNanos(nanos);
+            }
+            wakeRequested = false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closing = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    @Override
+    public void close() {
+        close(subscriber.shutdownTimeout());
+    }
+
+    @Override
+    public void close(Duration timeout) {
+        lock.lock();
+        try {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            wakeCondition.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            if (wakeRegistration != null) {
+                wakeRegistration.close();
+            }
+            if (clockRegistration != null) {
+                clockRegistration.close();
+            }
+        } catch (Exception e) {
+            log.debug("subscriber {}: closing a registration failed: {}", label, e.toString());
+        }
+        if (dispatcher != null) {
+            try {
+                dispatcher.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        releaseUnstarted();
+        if (handlers != null) {
+            handlers.shutdown();
+            boolean finished = awaitHandlers(timeout);
+            if (!finished) {
+                log.warn("subscriber {} (namespace {}, topics {}): {} handlers still running after {}; interrupting them, their "
+                        + "messages run again when their leases expire", label, namespace.name(), topics, inFlight.get(), timeout);
+                handlers.shutdownNow();
+            }
+        }
+        running = false;
+        engine.unregister(this);
+    }
+
+    /** Waits for handlers while keeping their leases alive. */
+    private boolean awaitHandlers(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long step = Math.max(1, Math.min(lease.dividedBy(4).toMillis(), engine.options().sweepInterval().toMillis()));
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return handlers.isTerminated();
+                }
+                if (handlers.awaitTermination(Math.min(step, TimeUnit.NANOSECONDS.toMillis(left) + 1), TimeUnit.MILLISECONDS)) {
+                    return true;
+                }
+                try {
+                    extendLeasesIfDue();
+                } catch (RuntimeException e) {
+                    log.debug("subscriber {}: lease extension during shutdown failed: {}", label, e.toString());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void releaseUnstarted() {
+        List<LeaseRef> toRelease = new ArrayList<>();
+        Set<Long> ids = new HashSet<>();
+        for (Held entry : held.values()) {
+            if (entry.release()) {
+                toRelease.add(NamespaceService.leaseOf(entry.delivery));
+                ids.add(entry.delivery.id().value());
+            }
+        }
+        if (toRelease.isEmpty()) {
+            return;
+        }
+        try {
+            Set<Long> released = engine.store().releaseIfLeased(new ReleaseCommand(namespace.name(), toRelease, engine.commandTime()));
+            log.info("subscriber {} (namespace {}, topics {}) gave back {} messages it never started", label, namespace.name(), topics,
+                    released.size());
+        } catch (RuntimeException e) {
+            log.warn("subscriber {} (namespace {}): could not give back {} unstarted messages; they run again when their leases "
+                    + "expire: {}", label, namespace.name(), toRelease.size(), e.toString());
+        } finally {
+            ids.forEach(held::remove);
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running && !closing;
+    }
+
+    @Override
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    @Override
+    public String toString() {
+        return label;
+    }
+}

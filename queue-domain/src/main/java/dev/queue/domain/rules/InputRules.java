@@ -1,0 +1,248 @@
+package dev.queue.domain.rules;
+
+import dev.queue.api.Backoff;
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.InvalidNameException;
+import dev.queue.api.InvalidPayloadException;
+import dev.queue.api.QueueOptions;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Every rule an input must satisfy before anything is stored. Each check throws an
+ * {@link InvalidInputException} that names the argument, the value received and what was expected, so a
+ * caller never has to guess; checks run before any write, so a rejected call changes nothing.
+ */
+public final class InputRules {
+
+    public static final int MAX_NAME_LENGTH = 64;
+    public static final int MAX_WORKER_LENGTH = 128;
+    public static final int MAX_UNIQUE_KEY_LENGTH = 255;
+    public static final int MAX_HEADERS = 32;
+    public static final int MAX_HEADER_VALUE_LENGTH = 1024;
+    public static final int MIN_PRIORITY = 0;
+    public static final int MAX_PRIORITY = 9;
+    public static final int MAX_MAX_ATTEMPTS = 1000;
+    public static final Duration MAX_DELAY = Duration.ofDays(365);
+    public static final Duration MIN_LEASE = Duration.ofSeconds(1);
+    public static final Duration MAX_LEASE = Duration.ofHours(24);
+    public static final int MAX_PULL_LIMIT = 1000;
+    public static final int MAX_CONCURRENCY = 1000;
+    public static final int MAX_TOPICS_PER_PULL = 64;
+    public static final int MAX_PUBLISH_BATCH = 10_000;
+    public static final int MAX_ERROR_LENGTH = 8000;
+    public static final int MAX_PAYLOAD_LIMIT = 64 * 1024 * 1024;
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0," + (MAX_NAME_LENGTH - 1) + "}");
+    private static final String NAME_RULE = "1 to " + MAX_NAME_LENGTH
+            + " characters: letters, digits, '.', '_' or '-', starting with a letter or digit";
+
+    private final int maxPayloadBytes;
+
+    public InputRules(QueueOptions options) {
+        this.maxPayloadBytes = options.maxPayloadBytes();
+    }
+
+    /** Fails on options that no queue could honour. */
+    public void checkOptions(QueueOptions options) {
+        if (options.defaultMaxAttempts() < 1 || options.defaultMaxAttempts() > MAX_MAX_ATTEMPTS) {
+            throw new InvalidInputException("defaultMaxAttempts", options.defaultMaxAttempts(), "1 to " + MAX_MAX_ATTEMPTS);
+        }
+        if (options.maxPayloadBytes() < 2 || options.maxPayloadBytes() > MAX_PAYLOAD_LIMIT) {
+            throw new InvalidInputException("maxPayloadBytes", options.maxPayloadBytes(), "2 to " + MAX_PAYLOAD_LIMIT + " bytes");
+        }
+        Duration sweep = options.sweepInterval();
+        if (sweep == null || sweep.compareTo(Duration.ofMillis(10)) < 0 || sweep.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("sweepInterval", sweep, "10 ms to 1 h");
+        }
+        backoff("defaultBackoff", options.defaultBackoff());
+        options.topicBackoffs().forEach((topic, backoff) -> {
+            topic("backoff topic", topic);
+            backoff("backoff of topic " + topic, backoff);
+        });
+    }
+
+    public void namespace(String name) {
+        name("namespace", name);
+    }
+
+    public void topic(String name) {
+        name("topic", name);
+    }
+
+    public void topic(String argument, String name) {
+        name(argument, name);
+    }
+
+    /** Topics of a pull or a subscription: at least one, no repeats. */
+    public void topics(List<String> topics) {
+        if (topics == null || topics.isEmpty()) {
+            throw new InvalidInputException("topics", topics, "at least one topic");
+        }
+        if (topics.size() > MAX_TOPICS_PER_PULL) {
+            throw new InvalidInputException("topics", topics.size() + " topics", "at most " + MAX_TOPICS_PER_PULL);
+        }
+        Set<String> seen = new HashSet<>();
+        for (String topic : topics) {
+            name("topic", topic);
+            if (!seen.add(topic)) {
+                throw new InvalidInputException("topics", topics, "each topic once, but " + topic + " repeats");
+            }
+        }
+    }
+
+    private static void name(String argument, String value) {
+        if (value == null || !NAME.matcher(value).matches()) {
+            throw new InvalidNameException(argument, value, NAME_RULE);
+        }
+    }
+
+    public void worker(String worker) {
+        if (worker == null || worker.isEmpty() || worker.length() > MAX_WORKER_LENGTH || hasControl(worker)) {
+            throw new InvalidNameException("worker", worker, "1 to " + MAX_WORKER_LENGTH + " characters without control characters");
+        }
+    }
+
+    public void uniqueKey(String key) {
+        if (key == null) {
+            return;
+        }
+        if (key.isEmpty() || key.length() > MAX_UNIQUE_KEY_LENGTH || hasControl(key)) {
+            throw new InvalidInputException("uniqueKey", key, "null, or 1 to " + MAX_UNIQUE_KEY_LENGTH + " characters without control characters");
+        }
+    }
+
+    public void headers(Map<String, String> headers) {
+        if (headers == null) {
+            throw new InvalidInputException("headers", null, "a map, possibly empty");
+        }
+        if (headers.size() > MAX_HEADERS) {
+            throw new InvalidInputException("headers", headers.size() + " headers", "at most " + MAX_HEADERS);
+        }
+        for (Map.Entry<String, String> header : headers.entrySet()) {
+            name("header name", header.getKey());
+            String value = header.getValue();
+            if (value == null || value.length() > MAX_HEADER_VALUE_LENGTH || value.indexOf('\u0000') >= 0) {
+                throw new InvalidInputException("header " + header.getKey(), value,
+                        "a value of at most " + MAX_HEADER_VALUE_LENGTH + " characters without NUL");
+            }
+        }
+    }
+
+    public void priority(int priority) {
+        if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+            throw new InvalidInputException("priority", priority, MIN_PRIORITY + " (first) to " + MAX_PRIORITY + " (last)");
+        }
+    }
+
+    public void maxAttempts(int maxAttempts) {
+        if (maxAttempts < 1 || maxAttempts > MAX_MAX_ATTEMPTS) {
+            throw new InvalidInputException("maxAttempts", maxAttempts, "1 to " + MAX_MAX_ATTEMPTS);
+        }
+    }
+
+    public void delay(String argument, Duration delay) {
+        if (delay == null || delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
+            throw new InvalidInputException(argument, delay, "0 to " + MAX_DELAY.toDays() + " days");
+        }
+    }
+
+    public void runAt(Instant runAt) {
+        if (runAt.isBefore(Instant.EPOCH) || runAt.isAfter(Instant.parse("9999-12-31T23:59:59Z"))) {
+            throw new InvalidInputException("runAt", runAt, "an instant between 1970 and 9999");
+        }
+    }
+
+    public void lease(String argument, Duration lease) {
+        if (lease == null || lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
+            throw new InvalidInputException(argument, lease, MIN_LEASE.toSeconds() + " s to " + MAX_LEASE.toHours() + " h");
+        }
+    }
+
+    public void limit(int limit) {
+        if (limit < 1 || limit > MAX_PULL_LIMIT) {
+            throw new InvalidInputException("limit", limit, "1 to " + MAX_PULL_LIMIT);
+        }
+    }
+
+    public void concurrency(int concurrency) {
+        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+            throw new InvalidInputException("concurrency", concurrency, "1 to " + MAX_CONCURRENCY);
+        }
+    }
+
+    public void shutdownTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("shutdownTimeout", timeout, "0 to 1 h");
+        }
+    }
+
+    public void publishBatch(Collection<?> messages) {
+        if (messages == null) {
+            throw new InvalidInputException("messages", null, "a list of messages");
+        }
+        if (messages.size() > MAX_PUBLISH_BATCH) {
+            throw new InvalidInputException("messages", messages.size() + " messages", "at most " + MAX_PUBLISH_BATCH + " per call");
+        }
+    }
+
+    public void backoff(String argument, Backoff backoff) {
+        if (backoff == null) {
+            throw new InvalidInputException(argument, null, "a backoff");
+        }
+        if (backoff.base() == null || backoff.base().isNegative() || backoff.cap() == null
+                || backoff.cap().compareTo(backoff.base()) < 0 || backoff.cap().compareTo(MAX_DELAY) > 0) {
+            throw new InvalidInputException(argument, backoff, "0 <= base <= cap <= " + MAX_DELAY.toDays() + " days");
+        }
+        if (!(backoff.multiplier() >= 1.0) || backoff.multiplier() > 100) {
+            throw new InvalidInputException(argument, backoff, "a multiplier from 1 to 100");
+        }
+        if (!(backoff.jitter() >= 0.0 && backoff.jitter() <= 1.0)) {
+            throw new InvalidInputException(argument, backoff, "a jitter fraction from 0 to 1");
+        }
+    }
+
+    /** Checks JSON text: valid, within the size limit, storable. */
+    public void payloadJson(String json) {
+        if (json == null) {
+            throw new InvalidPayloadException(null, "JSON text (use \"null\" for a JSON null)");
+        }
+        // A UTF-8 byte is at least one per char and at most three per UTF-16 unit: skip the exact count when it cannot matter.
+        if ((long) json.length() * 3 > maxPayloadBytes) {
+            int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+            if (bytes > maxPayloadBytes) {
+                throw new InvalidPayloadException(bytes + " bytes", "at most " + maxPayloadBytes + " bytes of UTF-8 JSON");
+            }
+        }
+        String problem = JsonSyntax.problemIn(json);
+        if (problem != null) {
+            throw new InvalidPayloadException(json, "valid JSON (" + problem + ")");
+        }
+    }
+
+    /** Error texts come from handlers and exceptions: kept, but made storable rather than rejected. */
+    public static String errorText(String error) {
+        if (error == null || error.isBlank()) {
+            return "no reason given";
+        }
+        String text = error.replace('\u0000', '\uFFFD');
+        return text.length() > MAX_ERROR_LENGTH ? text.substring(0, MAX_ERROR_LENGTH) + "...(cut)" : text;
+    }
+
+    private static boolean hasControl(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isISOControl(value.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,9 @@
+package dev.queue.testkit;
+
+/** Behaviour a contract test relies on that an adapter may declare it lacks (with a reason). */
+public enum Capability {
+    /** Several independent queue instances over the same store share work (multiple replicas). */
+    SHARED_STORE_ACROSS_INSTANCES,
+    /** Completed messages are counted after they leave the store. */
+    COMPLETED_COUNTS
+}
