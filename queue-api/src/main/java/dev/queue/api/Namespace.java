@@ -57,6 +57,8 @@ public interface Namespace {
 
     DeadLetters deadLetters();
 
+    Schedules schedules();
+
     /** The message as it stands (pending, running or dead); empty when done or unknown in this namespace. */
     Optional<MessageInfo> inspect(MessageId id);
 

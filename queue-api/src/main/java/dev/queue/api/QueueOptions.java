@@ -15,6 +15,7 @@ public final class QueueOptions {
     public static final int DEFAULT_MAX_ATTEMPTS = 20;
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_SCHEDULE_TICK_INTERVAL = Duration.ofSeconds(1);
 
     private final int defaultMaxAttempts;
     private final int maxPayloadBytes;
@@ -22,33 +23,36 @@ public final class QueueOptions {
     private final Map<String, Backoff> topicBackoffs;
     private final Duration sweepInterval;
     private final PayloadCodec codec;
+    private final Duration scheduleTickInterval;
 
     private QueueOptions(int defaultMaxAttempts, int maxPayloadBytes, Backoff defaultBackoff,
-                         Map<String, Backoff> topicBackoffs, Duration sweepInterval, PayloadCodec codec) {
+                         Map<String, Backoff> topicBackoffs, Duration sweepInterval, PayloadCodec codec,
+                         Duration scheduleTickInterval) {
         this.defaultMaxAttempts = defaultMaxAttempts;
         this.maxPayloadBytes = maxPayloadBytes;
         this.defaultBackoff = defaultBackoff;
         this.topicBackoffs = topicBackoffs;
         this.sweepInterval = sweepInterval;
         this.codec = codec;
+        this.scheduleTickInterval = scheduleTickInterval;
     }
 
     /** Max attempts 20, payloads up to 1 MiB, backoff 1 s doubling to 1 h with 20% jitter, sweep every second. */
     public static QueueOptions defaults() {
         return new QueueOptions(DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES, Backoff.DEFAULT, Map.of(),
-                DEFAULT_SWEEP_INTERVAL, null);
+                DEFAULT_SWEEP_INTERVAL, null, DEFAULT_SCHEDULE_TICK_INTERVAL);
     }
 
     public QueueOptions defaultMaxAttempts(int value) {
-        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec);
+        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
     }
 
     public QueueOptions maxPayloadBytes(int value) {
-        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec);
+        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
     }
 
     public QueueOptions defaultBackoff(Backoff value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
     }
 
     /** The backoff used by {@link Namespace#nack(Delivery, String)} and subscribers of this topic. */
@@ -56,7 +60,7 @@ public final class QueueOptions {
         Map<String, Backoff> copy = new HashMap<>(topicBackoffs);
         copy.put(Objects.requireNonNull(topic, "topic"), value);
         return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, Collections.unmodifiableMap(copy),
-                sweepInterval, codec);
+                sweepInterval, codec, scheduleTickInterval);
     }
 
     /**
@@ -64,12 +68,24 @@ public final class QueueOptions {
      * make delivery prompt; the sweep only bounds the delay when a wake-up is lost.
      */
     public QueueOptions sweepInterval(Duration value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec, scheduleTickInterval);
     }
 
     /** Null: the adapter's default (Jackson). */
     public QueueOptions codec(PayloadCodec value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value, scheduleTickInterval);
+    }
+
+    /**
+     * How often the queue fires due schedules by itself (it also wakes at the next due time). Zero turns the
+     * automatic ticking off, for those who call {@link Schedules#tick()} themselves.
+     */
+    public QueueOptions scheduleTickInterval(Duration value) {
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, value);
+    }
+
+    public Duration scheduleTickInterval() {
+        return scheduleTickInterval;
     }
 
     public int defaultMaxAttempts() {

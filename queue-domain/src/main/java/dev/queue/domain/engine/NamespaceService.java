@@ -12,6 +12,7 @@ import dev.queue.api.Outcome;
 import dev.queue.api.PayloadCodec;
 import dev.queue.api.PublishResult;
 import dev.queue.api.Pull;
+import dev.queue.api.Schedules;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.domain.port.BuryCommand;
@@ -53,6 +54,7 @@ final class NamespaceService implements Namespace {
     private final MessageStore store;
     private final InputRules rules;
     private final DeadLettersService deadLetters;
+    private final SchedulesService schedules;
     /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
@@ -63,6 +65,7 @@ final class NamespaceService implements Namespace {
         this.store = engine.store();
         this.rules = engine.rules();
         this.deadLetters = new DeadLettersService(name, engine);
+        this.schedules = new SchedulesService(name, engine);
     }
 
     @Override
@@ -237,6 +240,11 @@ final class NamespaceService implements Namespace {
     @Override
     public DeadLetters deadLetters() {
         return deadLetters;
+    }
+
+    @Override
+    public Schedules schedules() {
+        return schedules;
     }
 
     @Override

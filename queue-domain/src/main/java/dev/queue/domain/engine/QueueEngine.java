@@ -10,6 +10,7 @@ import dev.queue.api.PublishResult;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.api.PayloadCodec;
 import dev.queue.api.Queue;
@@ -44,6 +45,8 @@ public final class QueueEngine implements Queue {
     private final PayloadCodec codec;
     private final boolean manualDispatch;
     private final Runnable onClose;
+    private final ScheduleStore scheduleStore;
+    private final ScheduleTicker ticker;
     private final InputRules rules;
     private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<SubscriberRuntime> runtimes = new CopyOnWriteArrayList<>();
@@ -59,6 +62,17 @@ public final class QueueEngine implements Queue {
         this.onClose = builder.onClose;
         this.rules = new InputRules(options);
         rules.checkOptions(options);
+        this.scheduleStore = builder.scheduleStore;
+        Duration tick = options.scheduleTickInterval();
+        if (tick == null || tick.isNegative() || tick.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("scheduleTickInterval", tick, "0 (off) to 1 h");
+        }
+        if (scheduleStore != null && !manualDispatch && !tick.isZero()) {
+            ticker = new ScheduleTicker(this, tick);
+            ticker.start();
+        } else {
+            ticker = null;
+        }
     }
 
     public static Builder builder() {
@@ -88,6 +102,9 @@ public final class QueueEngine implements Queue {
             throw new IllegalStateException("runDue() needs a queue built with manualDispatch(true); this one runs subscribers on their own threads");
         }
         int handled = 0;
+        if (scheduleStore != null) {
+            new ScheduleTicker(this, Duration.ZERO).fireAllDue();
+        }
         boolean progress = true;
         while (progress) {
             progress = false;
@@ -189,6 +206,9 @@ public final class QueueEngine implements Queue {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        if (ticker != null) {
+            ticker.stop();
+        }
         List<SubscriberRuntime> toClose = new ArrayList<>(runtimes);
         toClose.forEach(SubscriberRuntime::close);
         if (onClose != null) {
@@ -218,6 +238,20 @@ public final class QueueEngine implements Queue {
         return codec;
     }
 
+    /** The schedule store; fails clearly for an adapter built without one. */
+    ScheduleStore scheduleStore() {
+        if (scheduleStore == null) {
+            throw new UnsupportedOperationException("this queue was built without a schedule store");
+        }
+        return scheduleStore;
+    }
+
+    void schedulesChanged() {
+        if (ticker != null) {
+            ticker.wake();
+        }
+    }
+
     InputRules rules() {
         return rules;
     }
@@ -243,6 +277,7 @@ public final class QueueEngine implements Queue {
         private PayloadCodec codec;
         private boolean manualDispatch;
         private Runnable onClose;
+        private ScheduleStore scheduleStore;
 
         private Builder() {
         }
@@ -254,6 +289,12 @@ public final class QueueEngine implements Queue {
 
         public Builder wakeUps(WakeUps value) {
             this.wakeUps = value;
+            return this;
+        }
+
+        /** Durable schedules; without one, {@code schedules()} is unsupported. */
+        public Builder scheduleStore(ScheduleStore value) {
+            this.scheduleStore = value;
             return this;
         }
 

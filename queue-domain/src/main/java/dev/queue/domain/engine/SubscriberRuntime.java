@@ -48,6 +48,9 @@ final class SubscriberRuntime implements Subscription {
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
     /** Upper bound of one claim, so one subscriber with many slots does not starve its peers of a burst. */
     private static final int MAX_CLAIM = 100;
+    /** Acknowledgements wait at most this long, or until this many are waiting, before one store call records them. */
+    private static final int ACK_BATCH = 500;
+    private static final Duration ACK_DELAY = Duration.ofMillis(5);
 
     private enum HoldState { CLAIMED, STARTED, RELEASED }
 
@@ -95,6 +98,7 @@ final class SubscriberRuntime implements Subscription {
     private final AtomicLong lastExtendNanos = new AtomicLong();
 
     private ExecutorService handlers;
+    private AckBatcher acks;
     private Thread dispatcher;
     private WakeUps.Registration wakeRegistration;
     private AutoCloseable clockRegistration;
@@ -118,6 +122,7 @@ final class SubscriberRuntime implements Subscription {
             return;
         }
         handlers = Executors.newFixedThreadPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
+        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, label + "-acks");
         wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
         clockRegistration = engine.clock().onAdvance(this::wake);
         dispatcher = daemonThreads(label + "-dispatch").newThread(this::dispatchLoop);
@@ -285,7 +290,13 @@ final class SubscriberRuntime implements Subscription {
                     log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
                             delivery.namespace(), InputRules.errorText(context.reason()));
                 }
-                default -> outcome = namespace.ack(delivery);
+                default -> {
+                    if (acks != null) {
+                        acks.submit(delivery, context.isCompletedInCallerTransaction());
+                        return;
+                    }
+                    outcome = namespace.ack(delivery);
+                }
             }
         }
         if (outcome == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
@@ -414,6 +425,9 @@ final class SubscriberRuntime implements Subscription {
                         + "messages run again when their leases expire", label, namespace.name(), topics, inFlight.get(), timeout);
                 handlers.shutdownNow();
             }
+        }
+        if (acks != null) {
+            acks.close();
         }
         running = false;
         engine.unregister(this);

@@ -1,0 +1,10 @@
+package dev.queue.api;
+
+/** What {@link Schedules#create(Schedule)} did. */
+public enum ScheduleChange {
+    CREATED,
+    /** The same definition was already stored: nothing changed. */
+    UNCHANGED,
+    /** A different definition was stored under the name: it was replaced and its next run computed anew. */
+    UPDATED
+}

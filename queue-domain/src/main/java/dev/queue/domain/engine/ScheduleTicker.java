@@ -1,0 +1,124 @@
+package dev.queue.domain.engine;
+
+import dev.queue.domain.port.FireCommand;
+import dev.queue.domain.port.FiredMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Fires due schedules of every namespace by itself, so applications need no external cron: every tick
+ * interval, and early for the next due schedule, a clock jump or a schedule change. Any number of replicas may
+ * run one; the store's row locks make each due time fire once.
+ */
+final class ScheduleTicker {
+
+    private static final Logger log = LoggerFactory.getLogger(ScheduleTicker.class);
+
+    private final QueueEngine engine;
+    private final Duration interval;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private boolean wakeRequested;
+    private volatile boolean stopped;
+    private final Thread thread;
+    private AutoCloseable clockRegistration;
+
+    ScheduleTicker(QueueEngine engine, Duration interval) {
+        this.engine = engine;
+        this.interval = interval;
+        this.thread = new Thread(this::run, "queue-schedule-ticker");
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        clockRegistration = engine.clock().onAdvance(this::wake);
+        thread.start();
+    }
+
+    /** Fires everything due in every namespace; returns how many messages were published. */
+    int fireAllDue() {
+        int total = 0;
+        List<FiredMessage> batch;
+        do {
+            batch = engine.scheduleStore().fireDueSchedules(
+                    new FireCommand(null, SchedulesService.FIRE_BATCH, engine.commandTime(), SchedulesService.planner()));
+            for (FiredMessage m : batch) {
+                log.debug("schedule {} (namespace {}) fired for {} as message {}; next run {}", m.name(), m.namespace(), m.dueAt(),
+                        m.messageId(), m.nextRunAt());
+            }
+            total += batch.size();
+        } while (batch.size() >= SchedulesService.FIRE_BATCH && !stopped);
+        return total;
+    }
+
+    private void run() {
+        long failures = 0;
+        while (!stopped) {
+            Duration wait = interval;
+            try {
+                fireAllDue();
+                failures = 0;
+                Optional<Instant> next = engine.scheduleStore().nextScheduleRunAt(null);
+                if (next.isPresent()) {
+                    Duration untilDue = Duration.between(engine.clock().now(), next.get());
+                    if (untilDue.compareTo(wait) < 0) {
+                        wait = untilDue.isNegative() ? Duration.ZERO : untilDue;
+                    }
+                }
+            } catch (RuntimeException e) {
+                failures++;
+                wait = Duration.ofMillis(Math.min(10_000, 100L << Math.min(failures, 7)));
+                log.warn("schedule ticker could not fire due schedules; retrying in {} ms: {}", wait.toMillis(), e.toString());
+            }
+            await(wait);
+        }
+    }
+
+    void wake() {
+        lock.lock();
+        try {
+            wakeRequested = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void await(Duration wait) {
+        long nanos = wait.toNanos();
+        lock.lock();
+        try {
+            while (!wakeRequested && !stopped && nanos > 0) {
+                nanos = changed.awaitNanos(nanos);
+            }
+            wakeRequested = false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopped = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void stop() {
+        stopped = true;
+        wake();
+        try {
+            if (clockRegistration != null) {
+                clockRegistration.close();
+            }
+            thread.join(10_000);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
