@@ -234,7 +234,8 @@ public final class InputRules {
             return "no reason given";
         }
         String text = error.replace('\u0000', '\uFFFD');
-        return text.length() > MAX_ERROR_LENGTH ? text.substring(0, MAX_ERROR_LENGTH) + "...(cut)" : text;
+        String cut = "...(cut)";
+        return text.length() > MAX_ERROR_LENGTH ? text.substring(0, MAX_ERROR_LENGTH - cut.length()) + cut : text;
     }
 
     private static boolean hasControl(String value) {

@@ -96,7 +96,7 @@ class InputRulesTest {
     void makesErrorTextsStorable() {
         assertThat(InputRules.errorText(null)).isEqualTo("no reason given");
         assertThat(InputRules.errorText("a\u0000b")).isEqualTo("a\uFFFDb");
-        assertThat(InputRules.errorText("e".repeat(9000))).hasSize(InputRules.MAX_ERROR_LENGTH + "...(cut)".length());
+        assertThat(InputRules.errorText("e".repeat(9000))).hasSize(InputRules.MAX_ERROR_LENGTH).endsWith("...(cut)");
     }
 
     @Test

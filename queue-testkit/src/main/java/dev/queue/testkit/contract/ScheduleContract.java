@@ -54,6 +54,12 @@ public abstract class ScheduleContract extends ContractSupport {
     }
 
     @Test
+    void aScheduleCreatedExactlyAtADueTimeIsDueAtOnce() {
+        ns.schedules().create(Schedule.cron("cleanup", "*/5 * * * *").publishing(CLEANUP));
+        assertThat(ns.schedules().get("cleanup").orElseThrow().nextRunAt()).isEqualTo(START);
+    }
+
+    @Test
     void createStoresTheDefinitionAndTheFirstRun() {
         advanceTo(at("00:02:30"));
         assertThat(ns.schedules().create(Schedule.cron("cleanup", "*/5 * * * *").publishing(CLEANUP.priority(3).maxAttempts(4)
@@ -115,6 +121,7 @@ public abstract class ScheduleContract extends ContractSupport {
 
     @Test
     void tickFiresADueScheduleOnceAndAdvancesItsNextRun() {
+        advanceTo(at("00:01:00"));
         ns.schedules().create(Schedule.cron("cleanup", "*/5 * * * *").publishing(CLEANUP.header("k", "v")));
         advanceTo(at("00:04:59"));
         assertThat(ns.schedules().tick()).isEmpty();

@@ -30,6 +30,7 @@ public abstract class ScheduleRuntimeContract extends ContractSupport {
     @Test
     void aSubscriberHandlesScheduledMessages() {
         AtomicInteger handled = new AtomicInteger();
+        advance(Duration.ofSeconds(30));
         try (var subscription = ns.subscribe(Subscriber.on("data").handleDelivery((delivery, ctx) -> handled.incrementAndGet()))) {
             ns.schedules().create(Schedule.cron("every-minute", "* * * * *").publishing(Message.to("data").json("{}")));
             for (int minute = 1; minute <= 3; minute++) {

@@ -1,0 +1,913 @@
+package dev.queue.inmemory;
+
+import dev.queue.api.DeadLetter;
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.MessageId;
+import dev.queue.api.MessageInfo;
+import dev.queue.api.MessageState;
+import dev.queue.api.NamespaceStats;
+import dev.queue.api.Outcome;
+import dev.queue.api.TopicStats;
+import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.FireCommand;
+import dev.queue.domain.port.FirePlan;
+import dev.queue.domain.port.FiredMessage;
+import dev.queue.domain.port.ScheduleRecord;
+import dev.queue.domain.port.ScheduleStore;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterQuery;
+import dev.queue.domain.port.ExtendCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageStore;
+import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.PurgeCommand;
+import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.ReleaseCommand;
+import dev.queue.domain.port.RescueCommand;
+import dev.queue.domain.port.RescueResult;
+import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.time.SystemClock;
+import dev.queue.inmemory.InMemoryWakeUps.TopicKey;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The message store of {@link InMemoryQueue}: the semantics every adapter implements, in the heap of one
+ * process. Thread-safe: one lock guards all state, and every operation is cheap under it. Pending messages of
+ * each topic sit in one sorted set per priority ordered by due time and id, so a claim takes the heads instead
+ * of scanning; running messages sit in one set ordered by lease end, so a rescue visits only expired leases.
+ *
+ * <p>Time comes from each command's {@code now}; when a command carries none, from the clock given at
+ * construction. Timestamps are kept at microsecond precision. Wake-ups are signalled after the lock is
+ * released. Besides the messages, the store records every stored publish ({@link #published()}) for tests.
+ */
+public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
+
+    static final int PRIORITIES = 10;
+    static final String LEASE_EXPIRED = "lease expired";
+    static final String LEASE_EXPIRED_ON_LAST_ATTEMPT = "lease expired on its last attempt";
+
+    private static final Comparator<Msg> BY_DUE = Comparator.<Msg, Instant>comparing(m -> m.runAt)
+            .thenComparingLong(m -> m.id);
+    private static final Comparator<Msg> BY_LEASE_END = Comparator.<Msg, Instant>comparing(m -> m.leaseUntil)
+            .thenComparingLong(m -> m.id);
+
+    private final Clock clock;
+    private final InMemoryWakeUps wakeUps;
+    private final AtomicLong ids = new AtomicLong();
+    private final ReentrantLock lock = new ReentrantLock();
+
+    // Everything below is guarded by lock.
+    private final Map<String, NamespaceState> namespaces = new HashMap<>();
+    /** Pending and running messages by id. */
+    private final Map<Long, Msg> live = new HashMap<>();
+    /** Running messages by lease end. */
+    private final TreeSet<Msg> leases = new TreeSet<>(BY_LEASE_END);
+    /** Unique keys held by pending and running messages. */
+    private final Map<UniqueKey, Long> uniqueKeys = new HashMap<>();
+    private final List<PublishedMessage> published = new ArrayList<>();
+
+    /** A store on the machine's clock with wake-ups of its own. */
+    public InMemoryMessageStore() {
+        this(SystemClock.authoritative(), new InMemoryWakeUps());
+    }
+
+    /**
+     * @param clock   used when a command carries no time
+     * @param wakeUps signalled when messages become pending
+     */
+    public InMemoryMessageStore(Clock clock, InMemoryWakeUps wakeUps) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.wakeUps = Objects.requireNonNull(wakeUps, "wakeUps");
+    }
+
+    public InMemoryWakeUps wakeUps() {
+        return wakeUps;
+    }
+
+    // ------------------------------------------------------------------------------------------ publish
+
+    @Override
+    public List<StoredOutcome> publish(PublishCommand command) {
+        List<NewMessage> messages = command.messages();
+        for (int i = 0; i < messages.size(); i++) {
+            check(messages.get(i), i);
+        }
+        List<StoredOutcome> outcomes = new ArrayList<>(messages.size());
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        lock.lock();
+        try {
+            Instant now = now(command.now());
+            for (NewMessage message : messages) {
+                outcomes.add(storeLocked(message, now, toWake));
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return outcomes;
+    }
+
+    /** Stores one message (or finds the holder of its key); the caller holds the lock. */
+    private StoredOutcome storeLocked(NewMessage message, Instant now, Set<TopicKey> toWake) {
+        UniqueKey key = message.uniqueKey() == null ? null
+                : new UniqueKey(message.namespace(), message.topic(), message.uniqueKey());
+        Long holder = key == null ? null : uniqueKeys.get(key);
+        if (holder != null) {
+            return new StoredOutcome(holder, true);
+        }
+        Instant runAt = message.runAt() != null ? micros(message.runAt())
+                : micros(now.plus(message.delay() == null ? Duration.ZERO : message.delay()));
+        TopicState topic = namespace(message.namespace()).topic(message.topic());
+        Msg msg = new Msg(ids.incrementAndGet(), message, topic, runAt, now);
+        live.put(msg.id, msg);
+        if (key != null) {
+            uniqueKeys.put(key, msg.id);
+        }
+        topic.addPending(msg);
+        published.add(new PublishedMessage(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.json,
+                msg.headers, now));
+        toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+        return new StoredOutcome(msg.id, false);
+    }
+
+    // ------------------------------------------------------------------------------------------ schedules
+
+    private final Map<ScheduleKey, ScheduleRecord> schedules = new TreeMap<>();
+
+    private record ScheduleKey(String namespace, String name) implements Comparable<ScheduleKey> {
+        @Override
+        public int compareTo(ScheduleKey o) {
+            int byNamespace = namespace.compareTo(o.namespace);
+            return byNamespace != 0 ? byNamespace : name.compareTo(o.name);
+        }
+    }
+
+    @Override
+    public boolean insertSchedule(ScheduleRecord schedule) {
+        lock.lock();
+        try {
+            return schedules.putIfAbsent(new ScheduleKey(schedule.namespace(), schedule.name()), schedule) == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean replaceSchedule(ScheduleRecord schedule) {
+        lock.lock();
+        try {
+            return schedules.replace(new ScheduleKey(schedule.namespace(), schedule.name()), schedule) != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean deleteSchedule(String namespace, String name) {
+        lock.lock();
+        try {
+            return schedules.remove(new ScheduleKey(namespace, name)) != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<ScheduleRecord> findSchedule(String namespace, String name) {
+        lock.lock();
+        try {
+            return Optional.ofNullable(schedules.get(new ScheduleKey(namespace, name)));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<ScheduleRecord> listSchedules(String namespace) {
+        lock.lock();
+        try {
+            List<ScheduleRecord> result = new ArrayList<>();
+            for (ScheduleRecord record : schedules.values()) {
+                if (record.namespace().equals(namespace)) {
+                    result.add(record);
+                }
+            }
+            return result;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One lock makes plan, publish and advance a single step, so concurrent tickers fire each due time once. */
+    @Override
+    public List<FiredMessage> fireDueSchedules(FireCommand command) {
+        List<FiredMessage> fired = new ArrayList<>();
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        lock.lock();
+        try {
+            Instant now = now(command.now());
+            int handled = 0;
+            for (Map.Entry<ScheduleKey, ScheduleRecord> entry : schedules.entrySet()) {
+                ScheduleRecord s = entry.getValue();
+                if (handled >= command.limit()) {
+                    break;
+                }
+                if ((command.namespace() != null && !command.namespace().equals(s.namespace())) || s.paused()
+                        || s.nextRunAt() == null || s.nextRunAt().isAfter(now)) {
+                    continue;
+                }
+                handled++;
+                FirePlan plan = command.planner().plan(s, now);
+                for (int i = 0; i < plan.messages().size(); i++) {
+                    StoredOutcome stored = storeLocked(plan.messages().get(i), now, toWake);
+                    fired.add(new FiredMessage(s.namespace(), s.name(), plan.dueTimes().get(i), stored.id(), stored.duplicate(),
+                            plan.nextRunAt()));
+                }
+                entry.setValue(new ScheduleRecord(s.namespace(), s.name(), s.cron(), s.interval(), s.timeZone(), s.topic(), s.json(),
+                        s.headers(), s.priority(), s.maxAttempts(), s.startAt(), s.endAt(), s.missedRuns(), s.paused(),
+                        plan.nextRunAt(), plan.lastRunAt(), s.createdAt(), s.updatedAt()));
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return fired;
+    }
+
+    @Override
+    public Optional<Instant> nextScheduleRunAt(String namespace) {
+        lock.lock();
+        try {
+            Instant earliest = null;
+            for (ScheduleRecord s : schedules.values()) {
+                if ((namespace == null || namespace.equals(s.namespace())) && !s.paused() && s.nextRunAt() != null
+                        && (earliest == null || s.nextRunAt().isBefore(earliest))) {
+                    earliest = s.nextRunAt();
+                }
+            }
+            return Optional.ofNullable(earliest);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Inputs arrive validated; this only keeps a broken caller from storing half a batch. */
+    private static void check(NewMessage message, int index) {
+        String at = "messages[" + index + "].";
+        if (message == null) {
+            throw new InvalidInputException("messages[" + index + "]", null, "a message");
+        }
+        if (message.namespace() == null) {
+            throw new InvalidInputException(at + "namespace", null, "a namespace");
+        }
+        if (message.topic() == null) {
+            throw new InvalidInputException(at + "topic", null, "a topic");
+        }
+        if (message.json() == null) {
+            throw new InvalidInputException(at + "json", null, "JSON text");
+        }
+        if (message.priority() < 0 || message.priority() >= PRIORITIES) {
+            throw new InvalidInputException(at + "priority", message.priority(), "0 to " + (PRIORITIES - 1));
+        }
+        if (message.maxAttempts() < 1) {
+            throw new InvalidInputException(at + "maxAttempts", message.maxAttempts(), "at least 1");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ claim
+
+    @Override
+    public List<ClaimedMessage> claim(ClaimCommand command) {
+        Duration lease = Objects.requireNonNull(command.lease(), "lease");
+        if (command.limit() <= 0 || command.topics() == null || command.topics().isEmpty()) {
+            return List.of();
+        }
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(command.namespace());
+            if (ns == null) {
+                return List.of();
+            }
+            Instant now = now(command.now());
+            Instant leaseUntil = micros(now.plus(lease));
+            List<ClaimedMessage> claimed = new ArrayList<>(Math.min(command.limit(), 64));
+            for (String topicName : command.topics()) {
+                TopicState topic = ns.topics.get(topicName);
+                if (topic == null) {
+                    continue;
+                }
+                for (int priority = 0; priority < PRIORITIES && claimed.size() < command.limit(); priority++) {
+                    TreeSet<Msg> bucket = topic.pending[priority];
+                    while (claimed.size() < command.limit() && !bucket.isEmpty() && !bucket.first().runAt.isAfter(now)) {
+                        Msg msg = bucket.first();
+                        topic.removePending(msg);
+                        msg.attempts++;
+                        msg.worker = command.worker();
+                        msg.leaseToken = command.leaseToken();
+                        msg.leaseUntil = leaseUntil;
+                        startRunning(msg);
+                        claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers,
+                                msg.priority, msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil,
+                                msg.publishedAt));
+                    }
+                }
+                if (claimed.size() >= command.limit()) {
+                    break;
+                }
+            }
+            return claimed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ guarded changes
+
+    @Override
+    public Set<Long> completeIfLeased(CompleteCommand command) {
+        lock.lock();
+        try {
+            Set<Long> done = new LinkedHashSet<>();
+            for (LeaseRef ref : command.leases()) {
+                Msg msg = held(command.namespace(), ref);
+                if (msg == null) {
+                    continue;
+                }
+                stopRunning(msg);
+                forget(msg);
+                msg.topic.completed++;
+                done.add(msg.id);
+            }
+            return done;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Outcome retryIfLeased(RetryCommand command) {
+        TopicKey toWake;
+        Outcome outcome;
+        lock.lock();
+        try {
+            Msg msg = held(command.namespace(), command.lease());
+            if (msg == null) {
+                return Outcome.LEASE_LOST;
+            }
+            Instant now = now(command.now());
+            stopRunning(msg);
+            msg.lastError = command.error();
+            if (msg.attempts >= msg.maxAttempts) {
+                bury(msg, now);
+                return Outcome.DEAD_LETTERED;
+            }
+            Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
+            msg.runAt = micros(now.plus(delay));
+            msg.topic.addPending(msg);
+            toWake = new TopicKey(msg.namespace, msg.topic.name);
+            outcome = Outcome.RETRY_SCHEDULED;
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(List.of(toWake));
+        return outcome;
+    }
+
+    @Override
+    public Outcome buryIfLeased(BuryCommand command) {
+        lock.lock();
+        try {
+            Msg msg = held(command.namespace(), command.lease());
+            if (msg == null) {
+                return Outcome.LEASE_LOST;
+            }
+            stopRunning(msg);
+            msg.lastError = command.error();
+            bury(msg, now(command.now()));
+            return Outcome.DEAD_LETTERED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Set<Long> extendIfLeased(ExtendCommand command) {
+        Duration lease = Objects.requireNonNull(command.lease(), "lease");
+        lock.lock();
+        try {
+            Instant leaseUntil = micros(now(command.now()).plus(lease));
+            Set<Long> extended = new LinkedHashSet<>();
+            for (LeaseRef ref : command.leases()) {
+                Msg msg = held(command.namespace(), ref);
+                if (msg == null) {
+                    continue;
+                }
+                leases.remove(msg);
+                msg.leaseUntil = leaseUntil;
+                leases.add(msg);
+                extended.add(msg.id);
+            }
+            return extended;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Set<Long> releaseIfLeased(ReleaseCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        Set<Long> released = new LinkedHashSet<>();
+        lock.lock();
+        try {
+            for (LeaseRef ref : command.leases()) {
+                Msg msg = held(command.namespace(), ref);
+                if (msg == null) {
+                    continue;
+                }
+                stopRunning(msg);
+                msg.attempts = Math.max(0, msg.attempts - 1);
+                msg.topic.addPending(msg);
+                released.add(msg.id);
+                toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return released;
+    }
+
+    @Override
+    public RescueResult rescueExpiredLeases(RescueCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        int requeued = 0;
+        int deadLettered = 0;
+        lock.lock();
+        try {
+            Instant now = now(command.now());
+            List<Msg> expired = new ArrayList<>();
+            for (Msg msg : leases) {
+                if (expired.size() >= command.limit() || !msg.leaseUntil.isBefore(now)) {
+                    break;
+                }
+                if (command.namespace() == null || command.namespace().equals(msg.namespace)) {
+                    expired.add(msg);
+                }
+            }
+            for (Msg msg : expired) {
+                stopRunning(msg);
+                if (msg.attempts < msg.maxAttempts) {
+                    msg.lastError = LEASE_EXPIRED;
+                    msg.runAt = now;
+                    msg.topic.addPending(msg);
+                    toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+                    requeued++;
+                } else {
+                    msg.lastError = LEASE_EXPIRED_ON_LAST_ATTEMPT;
+                    bury(msg, now);
+                    deadLettered++;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return new RescueResult(requeued, deadLettered);
+    }
+
+    // ------------------------------------------------------------------------------------------ dead letters
+
+    @Override
+    public List<DeadLetter> deadLetters(DeadLetterQuery query) {
+        if (query.limit() <= 0) {
+            return List.of();
+        }
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(query.namespace());
+            if (ns == null) {
+                return List.of();
+            }
+            List<DeadLetter> page = new ArrayList<>(Math.min(query.limit(), 64));
+            for (Msg msg : ns.dead.tailMap(query.afterId(), false).values()) {
+                if (query.topic() == null || query.topic().equals(msg.topic.name)) {
+                    page.add(msg.toDeadLetter());
+                    if (page.size() >= query.limit()) {
+                        break;
+                    }
+                }
+            }
+            return page;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<DeadLetter> deadLetter(String namespace, long id) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(namespace);
+            Msg msg = ns == null ? null : ns.dead.get(id);
+            return msg == null ? Optional.empty() : Optional.of(msg.toDeadLetter());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int redrive(RedriveCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        int redriven = 0;
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(command.namespace());
+            if (ns == null) {
+                return 0;
+            }
+            Instant now = now(command.now());
+            for (Msg msg : deadLettersOf(ns, command.id(), command.topic())) {
+                if (msg.uniqueKey != null && uniqueKeys.containsKey(msg.uniqueKeyRef())) {
+                    continue; // a live message holds the key and already does the work
+                }
+                ns.dead.remove(msg.id);
+                msg.topic.dead--;
+                msg.attempts = 0;
+                msg.runAt = now;
+                msg.failedAt = null;
+                live.put(msg.id, msg);
+                if (msg.uniqueKey != null) {
+                    uniqueKeys.put(msg.uniqueKeyRef(), msg.id);
+                }
+                msg.topic.addPending(msg);
+                toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+                redriven++;
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return redriven;
+    }
+
+    @Override
+    public int purgeDeadLetters(PurgeCommand command) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(command.namespace());
+            if (ns == null) {
+                return 0;
+            }
+            List<Msg> victims = deadLettersOf(ns, command.id(), command.topic());
+            for (Msg msg : victims) {
+                ns.dead.remove(msg.id);
+                msg.topic.dead--;
+            }
+            return victims.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The dead letter with {@code id} when not null, else those of {@code topic} when not null, else all; by id. */
+    private static List<Msg> deadLettersOf(NamespaceState ns, Long id, String topic) {
+        if (id != null) {
+            Msg msg = ns.dead.get(id);
+            return msg == null ? List.of() : List.of(msg);
+        }
+        List<Msg> found = new ArrayList<>();
+        for (Msg msg : ns.dead.values()) {
+            if (topic == null || topic.equals(msg.topic.name)) {
+                found.add(msg);
+            }
+        }
+        return found;
+    }
+
+    // ------------------------------------------------------------------------------------------ inspection
+
+    @Override
+    public NamespaceStats stats(String namespace) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(namespace);
+            if (ns == null) {
+                return new NamespaceStats(namespace, 0, 0, 0, 0, Map.of());
+            }
+            long pending = 0;
+            long running = 0;
+            long completed = 0;
+            long dead = 0;
+            Map<String, TopicStats> topics = new LinkedHashMap<>();
+            for (TopicState topic : ns.topics.values()) {
+                topics.put(topic.name, new TopicStats(topic.name, topic.pendingCount, topic.running, topic.completed,
+                        topic.dead));
+                pending += topic.pendingCount;
+                running += topic.running;
+                completed += topic.completed;
+                dead += topic.dead;
+            }
+            return new NamespaceStats(namespace, pending, running, completed, dead, topics);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<MessageInfo> find(String namespace, long id) {
+        lock.lock();
+        try {
+            Msg msg = live.get(id);
+            if (msg == null) {
+                NamespaceState ns = namespaces.get(namespace);
+                msg = ns == null ? null : ns.dead.get(id);
+            }
+            if (msg == null || !msg.namespace.equals(namespace)) {
+                return Optional.empty();
+            }
+            return Optional.of(new MessageInfo(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.state, msg.json,
+                    msg.headers, msg.priority, msg.attempts, msg.maxAttempts, msg.uniqueKey, msg.publishedAt, msg.runAt,
+                    msg.leaseUntil, msg.worker, msg.lastError));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<Instant> nextDueAt(String namespace, List<String> topics, Instant now) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(namespace);
+            if (ns == null || topics == null) {
+                return Optional.empty();
+            }
+            Msg probe = Msg.probe(now(now));
+            Instant earliest = null;
+            for (String name : topics) {
+                TopicState topic = ns.topics.get(name);
+                if (topic == null) {
+                    continue;
+                }
+                for (TreeSet<Msg> bucket : topic.pending) {
+                    Msg next = bucket.higher(probe);
+                    if (next != null && (earliest == null || next.runAt.isBefore(earliest))) {
+                        earliest = next.runAt;
+                    }
+                }
+            }
+            return Optional.ofNullable(earliest);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ recording
+
+    /** Every message stored by a publish since the store was created or last cleared, in id order. */
+    public List<PublishedMessage> published() {
+        lock.lock();
+        try {
+            return List.copyOf(published);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The recorded publishes of one namespace, in id order. */
+    public List<PublishedMessage> published(String namespace) {
+        return published(namespace, null);
+    }
+
+    /** The recorded publishes of one topic of a namespace ({@code topic} null: every topic), in id order. */
+    public List<PublishedMessage> published(String namespace, String topic) {
+        Objects.requireNonNull(namespace, "namespace");
+        lock.lock();
+        try {
+            List<PublishedMessage> found = new ArrayList<>();
+            for (PublishedMessage message : published) {
+                if (message.namespace().equals(namespace) && (topic == null || message.topic().equals(topic))) {
+                    found.add(message);
+                }
+            }
+            return Collections.unmodifiableList(found);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forgets the recorded publishes; the messages themselves stay. */
+    public void clearPublished() {
+        lock.lock();
+        try {
+            published.clear();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ internals
+
+    private Instant now(Instant commandNow) {
+        return commandNow != null ? micros(commandNow) : micros(clock.now());
+    }
+
+    private static Instant micros(Instant instant) {
+        return instant.truncatedTo(ChronoUnit.MICROS);
+    }
+
+    private NamespaceState namespace(String name) {
+        return namespaces.computeIfAbsent(name, NamespaceState::new);
+    }
+
+    /** The message when it is running under this lease in this namespace, else null. */
+    private Msg held(String namespace, LeaseRef ref) {
+        if (ref == null) {
+            return null;
+        }
+        Msg msg = live.get(ref.id());
+        if (msg == null || msg.state != MessageState.RUNNING || msg.leaseToken != ref.leaseToken()
+                || !msg.namespace.equals(namespace)) {
+            return null;
+        }
+        return msg;
+    }
+
+    private void startRunning(Msg msg) {
+        msg.state = MessageState.RUNNING;
+        msg.topic.running++;
+        leases.add(msg);
+    }
+
+    /** Ends the lease of a running message: state undecided until the caller moves it on. */
+    private void stopRunning(Msg msg) {
+        leases.remove(msg);
+        msg.topic.running--;
+        msg.worker = null;
+        msg.leaseToken = 0;
+        msg.leaseUntil = null;
+    }
+
+    /** Takes a message out of the live set and frees its unique key. */
+    private void forget(Msg msg) {
+        live.remove(msg.id);
+        if (msg.uniqueKey != null) {
+            uniqueKeys.remove(msg.uniqueKeyRef(), msg.id);
+        }
+    }
+
+    /** A message whose lease was stopped becomes a dead letter. */
+    private void bury(Msg msg, Instant now) {
+        forget(msg);
+        msg.state = MessageState.DEAD;
+        msg.failedAt = now;
+        msg.topic.dead++;
+        namespaces.get(msg.namespace).dead.put(msg.id, msg);
+    }
+
+    private record UniqueKey(String namespace, String topic, String key) {
+    }
+
+    private static final class NamespaceState {
+        final String name;
+        final TreeMap<String, TopicState> topics = new TreeMap<>();
+        /** Dead letters by id, oldest first. */
+        final TreeMap<Long, Msg> dead = new TreeMap<>();
+
+        NamespaceState(String name) {
+            this.name = name;
+        }
+
+        TopicState topic(String topic) {
+            return topics.computeIfAbsent(topic, t -> new TopicState(name, t));
+        }
+    }
+
+    private static final class TopicState {
+        final String namespace;
+        final String name;
+        /** Pending messages, one set per priority, by due time then id. */
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        final TreeSet<Msg>[] pending = new TreeSet[PRIORITIES];
+        int pendingCount;
+        int running;
+        long completed;
+        int dead;
+
+        TopicState(String namespace, String name) {
+            this.namespace = namespace;
+            this.name = name;
+            for (int i = 0; i < PRIORITIES; i++) {
+                pending[i] = new TreeSet<>(BY_DUE);
+            }
+        }
+
+        void addPending(Msg msg) {
+            msg.state = MessageState.PENDING;
+            pending[msg.priority].add(msg);
+            pendingCount++;
+        }
+
+        void removePending(Msg msg) {
+            if (pending[msg.priority].remove(msg)) {
+                pendingCount--;
+            }
+        }
+
+        @Override
+        public String toString() {
+            return namespace + "/" + name;
+        }
+    }
+
+    /** One stored message. Its fields that order a sorted set change only while it is out of that set. */
+    private static final class Msg {
+        final long id;
+        final String namespace;
+        final TopicState topic;
+        final String json;
+        final Map<String, String> headers;
+        final int priority;
+        final int maxAttempts;
+        final String uniqueKey;
+        final Instant publishedAt;
+
+        MessageState state;
+        Instant runAt;
+        int attempts;
+        String worker;
+        long leaseToken;
+        Instant leaseUntil;
+        String lastError;
+        Instant failedAt;
+
+        Msg(long id, NewMessage message, TopicState topic, Instant runAt, Instant publishedAt) {
+            this.id = id;
+            this.namespace = message.namespace();
+            this.topic = topic;
+            this.json = message.json();
+            this.headers = message.headers() == null ? Map.of() : Map.copyOf(message.headers());
+            this.priority = message.priority();
+            this.maxAttempts = message.maxAttempts();
+            this.uniqueKey = message.uniqueKey();
+            this.publishedAt = publishedAt;
+            this.runAt = runAt;
+            this.state = MessageState.PENDING;
+        }
+
+        /** Sorts after every message due at or before {@code now}: {@code set.higher(probe)} is the first due later. */
+        private Msg(Instant now) {
+            this.id = Long.MAX_VALUE;
+            this.namespace = null;
+            this.topic = null;
+            this.json = null;
+            this.headers = Map.of();
+            this.priority = 0;
+            this.maxAttempts = 0;
+            this.uniqueKey = null;
+            this.publishedAt = null;
+            this.runAt = now;
+        }
+
+        static Msg probe(Instant now) {
+            return new Msg(now);
+        }
+
+        UniqueKey uniqueKeyRef() {
+            return new UniqueKey(namespace, topic.name, uniqueKey);
+        }
+
+        DeadLetter toDeadLetter() {
+            return new DeadLetter(MessageId.of(id), namespace, topic.name, json, headers, priority, attempts, maxAttempts,
+                    lastError, publishedAt, failedAt);
+        }
+
+        @Override
+        public String toString() {
+            return "Msg{id=" + id + ", " + topic + ", state=" + state + ", attempts=" + attempts + '}';
+        }
+    }
+}

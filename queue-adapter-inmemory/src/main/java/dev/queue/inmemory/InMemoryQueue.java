@@ -1,0 +1,150 @@
+package dev.queue.inmemory;
+
+import dev.queue.api.Namespace;
+import dev.queue.api.Queue;
+import dev.queue.api.QueueOptions;
+import dev.queue.codec.jackson.JacksonPayloadCodec;
+import dev.queue.domain.engine.QueueEngine;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.time.ManualClock;
+import dev.queue.domain.time.SystemClock;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A queue in the memory of one process, with the same semantics as the PostgreSQL one: for unit tests of the
+ * code that publishes and handles messages, and for running an application without a database. Nothing survives
+ * the process.
+ *
+ * <pre>{@code
+ * ManualClock clock = ManualClock.startingNow();
+ * InMemoryQueue queue = InMemoryQueue.withClock(clock);
+ * queue.defaultNamespace().subscribe(Subscriber.on("order.paid").handle(OrderPaid.class, (order, ctx) -> billing.charge(order)));
+ * queue.defaultNamespace().publish("order.paid", new OrderPaid(42));
+ * queue.runDue();                         // runs the handler on this thread
+ * clock.advance(Duration.ofMinutes(1));   // a retry becomes due
+ * queue.runDue();
+ * }</pre>
+ *
+ * Thread-safe. Close it to stop its subscriptions.
+ */
+public final class InMemoryQueue implements Queue {
+
+    private final QueueEngine engine;
+    private final InMemoryMessageStore store;
+    private final ManualClock manualClock;
+
+    private InMemoryQueue(Clock clock, ManualClock manualClock, QueueOptions options, boolean manualDispatch) {
+        Objects.requireNonNull(options, "options");
+        InMemoryWakeUps wakeUps = new InMemoryWakeUps();
+        this.store = new InMemoryMessageStore(clock, wakeUps);
+        this.manualClock = manualClock;
+        this.engine = QueueEngine.builder()
+                .store(store)
+                .scheduleStore(store)
+                .wakeUps(wakeUps)
+                .clock(clock)
+                .options(options)
+                .defaultCodec(new JacksonPayloadCodec())
+                .manualDispatch(manualDispatch)
+                .build();
+    }
+
+    /** On the machine's clock, default options; subscribers run on their own threads. */
+    public static InMemoryQueue create() {
+        return create(QueueOptions.defaults());
+    }
+
+    /** On the machine's clock; subscribers run on their own threads. */
+    public static InMemoryQueue create(QueueOptions options) {
+        return new InMemoryQueue(SystemClock.authoritative(), null, options, false);
+    }
+
+    /**
+     * On a manual clock, default options, dispatched by hand: subscriptions start no threads, and
+     * {@link #runDue()} runs their handlers on the calling thread.
+     */
+    public static InMemoryQueue withClock(ManualClock clock) {
+        return withClock(clock, QueueOptions.defaults());
+    }
+
+    /** On a manual clock, dispatched by hand with {@link #runDue()}. */
+    public static InMemoryQueue withClock(ManualClock clock, QueueOptions options) {
+        Objects.requireNonNull(clock, "clock");
+        return new InMemoryQueue(clock, clock, options, true);
+    }
+
+    /** On a manual clock, with subscribers on their own threads (as the contract tests run adapters). */
+    public static InMemoryQueue threaded(ManualClock clock, QueueOptions options) {
+        Objects.requireNonNull(clock, "clock");
+        return new InMemoryQueue(clock, clock, options, false);
+    }
+
+    @Override
+    public Namespace namespace(String name) {
+        return engine.namespace(name);
+    }
+
+    @Override
+    public QueueOptions options() {
+        return engine.options();
+    }
+
+    /**
+     * Runs, on this thread, the handlers of every subscription for the messages due now, until nothing subscribed
+     * is due; returns how many messages were handled. Only for queues made by {@link #withClock(ManualClock)}.
+     *
+     * @throws IllegalStateException when subscribers run on their own threads
+     */
+    public int runDue() {
+        return engine.runDue();
+    }
+
+    /** The messages stored by publishes to a namespace, in publishing order (duplicates are not stored). */
+    public List<PublishedMessage> published(String namespace) {
+        return store.published(namespace);
+    }
+
+    /** The messages stored by publishes to one topic of a namespace, in publishing order. */
+    public List<PublishedMessage> published(String namespace, String topic) {
+        Objects.requireNonNull(topic, "topic");
+        return store.published(namespace, topic);
+    }
+
+    /** Forgets what {@link #published(String)} reports; stored messages are not touched. */
+    public void clearPublished() {
+        store.clearPublished();
+    }
+
+    /**
+     * The manual clock the queue was made with.
+     *
+     * @throws IllegalStateException when the queue runs on the machine's clock
+     */
+    public ManualClock clock() {
+        if (manualClock == null) {
+            throw new IllegalStateException("this queue runs on the machine's clock; make it with InMemoryQueue.withClock(...) or threaded(...) to control time");
+        }
+        return manualClock;
+    }
+
+    /** The store underneath, for tests that need to look below the API. */
+    public InMemoryMessageStore store() {
+        return store;
+    }
+
+    public boolean isClosed() {
+        return engine.isClosed();
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    @Override
+    public String toString() {
+        return "InMemoryQueue{clock=" + (manualClock != null ? "manual " + manualClock.now() : "system") + '}';
+    }
+}

@@ -1,0 +1,90 @@
+package dev.queue.architecture;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static dev.queue.architecture.Layers.ADAPTERS;
+import static dev.queue.architecture.Layers.API;
+import static dev.queue.architecture.Layers.CODEC;
+import static dev.queue.architecture.Layers.DOMAIN;
+import static dev.queue.architecture.Layers.INMEMORY;
+import static dev.queue.architecture.Layers.JACKSON;
+import static dev.queue.architecture.Layers.POSTGRES;
+import static dev.queue.architecture.Layers.TESTKIT;
+
+/**
+ * The dependency rules of the hexagon, checked on the bytecode of every production class under {@code dev.queue}.
+ * Every rule fails when the classes it is about are missing ({@code allowEmptyShould(false)}), so a misspelt or
+ * emptied package cannot make it pass; {@link LayerPackagesTest} also checks the packages rules only point at.
+ * An unused import leaves no trace in bytecode: {@link ForbiddenImportsInSourceTest} reads the sources for that.
+ */
+@AnalyzeClasses(packages = Layers.ROOT, importOptions = ImportOption.DoNotIncludeTests.class)
+class HexagonRulesTest {
+
+    @ArchTest
+    static final ArchRule the_api_depends_on_nothing_but_java_and_itself =
+            classes().that().resideInAPackage(API)
+                    .should().onlyDependOnClassesThat().resideInAnyPackage(API, "java..")
+                    .because("the API is what applications compile against; it must not drag in any library")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_domain_depends_on_no_adapter =
+            noClasses().that().resideInAPackage(DOMAIN)
+                    .should().dependOnClassesThat().resideInAnyPackage(ADAPTERS)
+                    .because("adapters plug into the domain's ports, never the other way round")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_domain_does_not_depend_on_the_codec =
+            noClasses().that().resideInAPackage(DOMAIN)
+                    .should().dependOnClassesThat().resideInAPackage(CODEC)
+                    .because("the domain sees payloads through dev.queue.api.PayloadCodec only")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_domain_uses_no_database_or_json_library =
+            noClasses().that().resideInAPackage(DOMAIN)
+                    .should().dependOnClassesThat().resideInAnyPackage(Layers.infrastructurePackages())
+                    .because("JDBC, MyBatis, Hikari, the PostgreSQL driver and Jackson belong to adapters")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_postgres_adapter_does_not_depend_on_the_in_memory_adapter =
+            noClasses().that().resideInAPackage(POSTGRES)
+                    .should().dependOnClassesThat().resideInAPackage(INMEMORY)
+                    .because("adapters are alternatives that share only the domain")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_in_memory_adapter_does_not_depend_on_the_postgres_adapter =
+            noClasses().that().resideInAPackage(INMEMORY)
+                    .should().dependOnClassesThat().resideInAPackage(POSTGRES)
+                    .because("adapters are alternatives that share only the domain")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_testkit_depends_on_no_adapter =
+            noClasses().that().resideInAPackage(TESTKIT)
+                    .should().dependOnClassesThat().resideInAnyPackage(ADAPTERS)
+                    .because("the contract judges every adapter, so it may favour none")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_testkit_does_not_depend_on_the_codec =
+            noClasses().that().resideInAPackage(TESTKIT)
+                    .should().dependOnClassesThat().resideInAPackage(CODEC)
+                    .because("the contract uses the codec the queue under test was given")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_codec_depends_only_on_the_api_java_and_jackson =
+            classes().that().resideInAPackage(CODEC)
+                    .should().onlyDependOnClassesThat().resideInAnyPackage(CODEC, API, "java..", JACKSON)
+                    .because("the codec is a leaf: an implementation of dev.queue.api.PayloadCodec")
+                    .allowEmptyShould(false);
+}

@@ -1,0 +1,49 @@
+package dev.queue.architecture;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The packages the rules name, in one place, so a rule and the check that its package exists cannot drift apart. */
+final class Layers {
+
+    static final String ROOT = "dev.queue";
+
+    static final String API = "dev.queue.api..";
+    static final String DOMAIN = "dev.queue.domain..";
+    static final String CODEC = "dev.queue.codec..";
+    static final String TESTKIT = "dev.queue.testkit..";
+    static final String POSTGRES = "dev.queue.postgres..";
+    static final String INMEMORY = "dev.queue.inmemory..";
+
+    /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
+    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES);
+
+    static final String[] ADAPTERS = {POSTGRES, INMEMORY};
+
+    static final String JACKSON = "com.fasterxml.jackson..";
+
+    /**
+     * Libraries only adapters (and the codec, for Jackson) may touch, each with a class it holds: a misspelt
+     * package name would make a "must not depend on" rule pass vacuously, so the existence of each is tested.
+     */
+    static final Map<String, String> INFRASTRUCTURE = infrastructure();
+
+    private static Map<String, String> infrastructure() {
+        Map<String, String> packages = new LinkedHashMap<>();
+        packages.put("java.sql..", "java.sql.Connection");
+        packages.put("javax.sql..", "javax.sql.DataSource");
+        packages.put("org.apache.ibatis..", "org.apache.ibatis.session.SqlSession");
+        packages.put(JACKSON, "com.fasterxml.jackson.databind.ObjectMapper");
+        packages.put("com.zaxxer..", "com.zaxxer.hikari.HikariDataSource");
+        packages.put("org.postgresql..", "org.postgresql.Driver");
+        return packages;
+    }
+
+    static String[] infrastructurePackages() {
+        return INFRASTRUCTURE.keySet().toArray(String[]::new);
+    }
+
+    private Layers() {
+    }
+}

@@ -1,0 +1,201 @@
+package dev.queue.testkit.contract;
+
+import dev.queue.api.Delivery;
+import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.MessageInfo;
+import dev.queue.api.Namespace;
+import dev.queue.api.NamespaceStats;
+import dev.queue.api.PublishResult;
+import dev.queue.api.Pull;
+import dev.queue.api.Queue;
+import dev.queue.api.QueueOptions;
+import dev.queue.domain.time.ManualClock;
+import dev.queue.testkit.Capability;
+import dev.queue.testkit.QueueFactory;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The base of every contract class: one {@link QueueFactory} per class (from {@link #factory()}), and before each
+ * test a fresh, empty queue on a {@link ManualClock} that starts at {@link #START}, with a namespace {@code contract}.
+ * Time moves only when a test advances {@link #clock}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class ContractSupport {
+
+    public static final Instant START = Instant.parse("2030-01-01T00:00:00Z");
+    /** The longest any test waits for something a background thread does. */
+    public static final Duration WAIT = Duration.ofSeconds(10);
+    public static final String NAMESPACE = "contract";
+    public static final String WORKER = "w1";
+
+    /** A typed payload for codec round trips. */
+    public record Order(String id, int qty) {
+    }
+
+    private QueueFactory queueFactory;
+    protected ManualClock clock;
+    protected Queue queue;
+    protected Namespace ns;
+
+    /** The adapter under test; called once per contract class. */
+    protected abstract QueueFactory factory();
+
+    /** Options of the queue each test gets; contract classes and adapters may override. */
+    protected QueueOptions options() {
+        return QueueOptions.defaults().sweepInterval(Duration.ofMillis(50));
+    }
+
+    @BeforeAll
+    protected void createFactory() {
+        queueFactory = Objects.requireNonNull(factory(), "factory() returned null");
+    }
+
+    @BeforeEach
+    protected void createQueue() {
+        clock = new ManualClock(START);
+        queue = Objects.requireNonNull(queueFactory.create(clock, options()), "QueueFactory.create returned null");
+        ns = queue.namespace(NAMESPACE);
+    }
+
+    @AfterEach
+    protected void closeQueue() {
+        if (queue != null) {
+            queue.close();
+            queue = null;
+        }
+    }
+
+    @AfterAll
+    protected void closeFactory() throws Exception {
+        if (queueFactory != null) {
+            queueFactory.close();
+        }
+    }
+
+    /** The factory of this contract class. */
+    protected QueueFactory queueFactory() {
+        return queueFactory;
+    }
+
+    /** Replaces this test's queue with a fresh, empty one built with other options (the clock starts over). */
+    protected void recreateQueue(QueueOptions options) {
+        closeQueue();
+        clock = new ManualClock(START);
+        queue = queueFactory.create(clock, options);
+        ns = queue.namespace(NAMESPACE);
+    }
+
+    // ---- capabilities ----
+
+    protected boolean supports(Capability capability) {
+        return !queueFactory.missingCapabilities().containsKey(capability);
+    }
+
+    /** Skips the test, with the adapter's stated reason, when the adapter lacks the capability. */
+    protected void requires(Capability capability) {
+        String reason = queueFactory.missingCapabilities().get(capability);
+        Assumptions.assumeTrue(reason == null,
+                () -> "adapter lacks " + capability + ": " + reason);
+    }
+
+    // ---- time ----
+
+    protected Instant now() {
+        return clock.now();
+    }
+
+    protected Instant advance(Duration amount) {
+        return clock.advance(amount);
+    }
+
+    /** Awaitility, bounded by {@link #WAIT}, polling often. */
+    protected ConditionFactory eventually() {
+        return Awaitility.await().atMost(WAIT).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
+    }
+
+    // ---- publishing ----
+
+    protected MessageId publish(String topic, String json) {
+        return publish(Message.to(topic).json(json));
+    }
+
+    /** Publishes and insists the message was stored (not a duplicate). */
+    protected MessageId publish(Message message) {
+        PublishResult result = ns.publish(message);
+        assertThat(result).as("publish of %s", message).isInstanceOf(PublishResult.Published.class);
+        return result.id();
+    }
+
+    // ---- pulling ----
+
+    protected Pull pull(String topic) {
+        return Pull.from(topic).worker(WORKER);
+    }
+
+    /** Pulls one message of the topic as {@link #WORKER}; fails when none is due. */
+    protected Delivery pullOne(String topic) {
+        return pullOne(topic, WORKER);
+    }
+
+    protected Delivery pullOne(String topic, String worker) {
+        return ns.pullOne(Pull.from(topic).worker(worker)).orElseThrow(() -> new AssertionError(
+                "expected a due message on topic " + topic + " at " + now() + " but the pull returned nothing"));
+    }
+
+    protected Optional<Delivery> tryPullOne(String topic) {
+        return ns.pullOne(pull(topic));
+    }
+
+    protected void assertNothingDue(String topic) {
+        List<Delivery> got = ns.pull(pull(topic).limit(1000));
+        assertThat(got).as("deliveries of topic %s at %s", topic, now()).isEmpty();
+    }
+
+    // ---- inspecting ----
+
+    protected MessageInfo info(MessageId id) {
+        return ns.inspect(id).orElseThrow(() -> new AssertionError("message " + id + " not found by inspect"));
+    }
+
+    protected void assertGone(MessageId id) {
+        assertThat(ns.inspect(id)).as("inspect(%s) of a completed message", id).isEmpty();
+    }
+
+    /** Checks the completed counter when the adapter keeps one. */
+    protected void assertCompleted(NamespaceStats stats, long expected) {
+        if (supports(Capability.COMPLETED_COUNTS)) {
+            assertThat(stats.completed()).as("completed of %s", stats).isEqualTo(expected);
+        }
+    }
+
+    /** Everything observable about one message and its namespace, to prove a call changed nothing. */
+    protected record Snapshot(Optional<MessageInfo> info, NamespaceStats stats) {
+    }
+
+    protected Snapshot snapshot(MessageId id) {
+        return new Snapshot(ns.inspect(id), ns.stats());
+    }
+
+    protected void assertUnchanged(Snapshot before, MessageId id) {
+        Snapshot after = snapshot(id);
+        assertThat(after.info()).as("message %s after a call that should have changed nothing", id)
+                .isEqualTo(before.info());
+        assertThat(after.stats()).as("stats after a call that should have changed nothing").isEqualTo(before.stats());
+    }
+}

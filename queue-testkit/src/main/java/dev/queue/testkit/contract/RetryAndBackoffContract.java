@@ -1,0 +1,246 @@
+package dev.queue.testkit.contract;
+
+import dev.queue.api.Backoff;
+import dev.queue.api.Delivery;
+import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.MessageInfo;
+import dev.queue.api.MessageState;
+import dev.queue.api.Outcome;
+import dev.queue.api.QueueOptions;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Retries: nack outcomes, the backoff schedule of a topic (exact without jitter, bounded with it), explicit delays,
+ * recorded errors, and redelivery after a lease expires.
+ */
+public abstract class RetryAndBackoffContract extends ContractSupport {
+
+    /** Exponential 1 s doubling, capped at 8 s, no jitter. */
+    protected static final String EXACT = "t";
+    /** Exponential from 10 s with 50% jitter. */
+    protected static final String JITTERED = "j";
+    /** Exponential 1 s tripling, no jitter. */
+    protected static final String TRIPLING = "m";
+    /** Always 7 s. */
+    protected static final String FIXED = "f";
+
+    @Override
+    protected QueueOptions options() {
+        return super.options()
+                .backoff(EXACT, Backoff.exponential(Duration.ofSeconds(1), Duration.ofSeconds(8)).withoutJitter())
+                .backoff(JITTERED, Backoff.exponential(Duration.ofSeconds(10), Duration.ofHours(1)).jitter(0.5))
+                .backoff(TRIPLING, Backoff.exponential(Duration.ofSeconds(1), Duration.ofHours(1)).multiplier(3).withoutJitter())
+                .backoff(FIXED, Backoff.fixed(Duration.ofSeconds(7)));
+    }
+
+    @Test
+    public void nackSchedulesRetryAndRecordsError() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        Delivery delivery = pullOne(EXACT);
+
+        assertThat(ns.nack(delivery, "timeout calling billing")).isEqualTo(Outcome.RETRY_SCHEDULED);
+
+        MessageInfo info = info(id);
+        assertThat(info.state()).isEqualTo(MessageState.PENDING);
+        assertThat(info.attempts()).isEqualTo(1);
+        assertThat(info.lastError()).isEqualTo("timeout calling billing");
+        assertThat(info.leaseUntil()).isNull();
+        assertThat(ns.stats().pending()).isEqualTo(1);
+        assertThat(ns.stats().running()).isZero();
+    }
+
+    @Test
+    public void backoffScheduleDoublesUpToCapWithoutJitter() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(10));
+        long[] expectedSeconds = {1, 2, 4, 8, 8, 8};
+
+        for (int i = 0; i < expectedSeconds.length; i++) {
+            Delivery delivery = pullOne(EXACT);
+            assertThat(delivery.id()).isEqualTo(id);
+            assertThat(delivery.attempt()).isEqualTo(i + 1);
+            Instant nackedAt = now();
+
+            assertThat(ns.nack(delivery, "failure " + (i + 1))).isEqualTo(Outcome.RETRY_SCHEDULED);
+
+            Duration wait = Duration.ofSeconds(expectedSeconds[i]);
+            MessageInfo info = info(id);
+            assertThat(info.runAt()).as("due time after failure of attempt %d", i + 1).isEqualTo(nackedAt.plus(wait));
+            assertThat(info.lastError()).isEqualTo("failure " + (i + 1));
+            advance(wait.minusMillis(1));
+            assertNothingDue(EXACT);
+            advance(Duration.ofMillis(1));
+        }
+        assertThat(pullOne(EXACT).attempt()).isEqualTo(expectedSeconds.length + 1);
+    }
+
+    @Test
+    public void multiplierShapesTheSchedule() {
+        MessageId id = publish(Message.to(TRIPLING).maxAttempts(10));
+        long[] expectedSeconds = {1, 3, 9, 27};
+
+        for (long seconds : expectedSeconds) {
+            Delivery delivery = pullOne(TRIPLING);
+            Instant nackedAt = now();
+            ns.nack(delivery, "again");
+            assertThat(info(id).runAt()).isEqualTo(nackedAt.plusSeconds(seconds));
+            advance(Duration.ofSeconds(seconds));
+        }
+    }
+
+    @Test
+    public void fixedBackoffWaitsTheSameEveryTime() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(10));
+
+        for (int i = 0; i < 3; i++) {
+            Delivery delivery = pullOne(FIXED);
+            Instant nackedAt = now();
+            ns.nack(delivery, "again");
+            assertThat(info(id).runAt()).isEqualTo(nackedAt.plusSeconds(7));
+            advance(Duration.ofSeconds(7));
+        }
+    }
+
+    @Test
+    public void retryIsNotDueOneMillisecondEarlyAndIsDueExactlyOnTime() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(5));
+        ns.nack(pullOne(FIXED), "later");
+
+        advance(Duration.ofSeconds(7).minusMillis(1));
+        assertNothingDue(FIXED);
+        advance(Duration.ofMillis(1));
+
+        Delivery again = pullOne(FIXED);
+        assertThat(again.id()).isEqualTo(id);
+        assertThat(again.attempt()).isEqualTo(2);
+    }
+
+    @Test
+    public void explicitNackDelayOverridesBackoff() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        Delivery delivery = pullOne(EXACT);
+
+        assertThat(ns.nack(delivery, "slow down", Duration.ofMinutes(5))).isEqualTo(Outcome.RETRY_SCHEDULED);
+
+        assertThat(info(id).runAt()).isEqualTo(START.plus(Duration.ofMinutes(5)));
+        advance(Duration.ofMinutes(5).minusMillis(1));
+        assertNothingDue(EXACT);
+        advance(Duration.ofMillis(1));
+        assertThat(pullOne(EXACT).id()).isEqualTo(id);
+    }
+
+    @Test
+    public void nackWithZeroDelayIsDueImmediately() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        ns.nack(pullOne(EXACT), "again", Duration.ZERO);
+
+        assertThat(info(id).runAt()).isEqualTo(START);
+        Delivery again = pullOne(EXACT);
+        assertThat(again.id()).isEqualTo(id);
+        assertThat(again.attempt()).isEqualTo(2);
+    }
+
+    @Test
+    public void jitterStaysWithinBoundsAndVaries() {
+        int count = 200;
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            batch.add(Message.to(JITTERED).maxAttempts(5));
+        }
+        ns.publishAll(batch);
+        List<Delivery> deliveries = ns.pull(pull(JITTERED).limit(count));
+        assertThat(deliveries).hasSize(count);
+        Instant nackedAt = now();
+
+        Set<Instant> dueTimes = new HashSet<>();
+        for (Delivery delivery : deliveries) {
+            assertThat(ns.nack(delivery, "jittered")).isEqualTo(Outcome.RETRY_SCHEDULED);
+            Instant runAt = info(delivery.id()).runAt();
+            assertThat(runAt).isBetween(nackedAt.plusSeconds(5), nackedAt.plusSeconds(15));
+            dueTimes.add(runAt);
+        }
+        assertThat(dueTimes).as("distinct due times of %d jittered retries", count).hasSizeGreaterThan(10);
+    }
+
+    @Test
+    public void defaultBackoffAppliesToTopicsWithoutOwnBackoff() {
+        MessageId id = publish(Message.to("unconfigured").maxAttempts(5));
+        ns.nack(pullOne("unconfigured"), "default backoff");
+
+        // Backoff.DEFAULT: 1 s for the first retry, spread by 20% either way.
+        assertThat(info(id).runAt()).isBetween(START.plusMillis(800), START.plusMillis(1200));
+    }
+
+    @Test
+    public void nackOnLastAttemptDeadLetters() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(2));
+        ns.nack(pullOne(EXACT), "first");
+        advance(Duration.ofSeconds(1));
+        Delivery last = pullOne(EXACT);
+        assertThat(last.isLastAttempt()).isTrue();
+
+        assertThat(ns.nack(last, "second")).isEqualTo(Outcome.DEAD_LETTERED);
+
+        assertThat(info(id).state()).isEqualTo(MessageState.DEAD);
+        assertThat(info(id).attempts()).isEqualTo(2);
+        assertThat(info(id).lastError()).isEqualTo("second");
+    }
+
+    @Test
+    public void lastErrorIsReplacedByEachFailure() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        ns.nack(pullOne(EXACT), "first");
+        advance(Duration.ofSeconds(1));
+        ns.nack(pullOne(EXACT), "second");
+
+        assertThat(info(id).lastError()).isEqualTo("second");
+    }
+
+    @Test
+    public void lastErrorIsKeptWhileRunningAgain() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        ns.nack(pullOne(EXACT), "first");
+        advance(Duration.ofSeconds(1));
+        pullOne(EXACT);
+
+        assertThat(info(id).lastError()).isEqualTo("first");
+    }
+
+    @Test
+    public void expiredLeaseIsRedeliveredWithNextAttemptAndNewToken() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        Delivery first = ns.pullOne(pull(EXACT).visibility(Duration.ofSeconds(30))).orElseThrow();
+
+        advance(Duration.ofSeconds(31));
+        Delivery second = pullOne(EXACT, "w2");
+
+        assertThat(second.id()).isEqualTo(id);
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat(second.leaseToken()).isNotEqualTo(first.leaseToken());
+        assertThat(second.worker()).isEqualTo("w2");
+        assertThat(ns.ack(first)).isEqualTo(Outcome.LEASE_LOST);
+        assertThat(info(id).state()).isEqualTo(MessageState.RUNNING);
+        assertThat(ns.ack(second)).isEqualTo(Outcome.ACKED);
+        assertGone(id);
+    }
+
+    @Test
+    public void expiredLeaseRecordsLeaseExpiredAsLastError() {
+        MessageId id = publish(Message.to(EXACT).maxAttempts(5));
+        pullOne(EXACT);
+
+        advance(Duration.ofSeconds(31));
+        pullOne(EXACT, "w2");
+
+        assertThat(info(id).lastError()).isEqualTo("lease expired");
+    }
+}
