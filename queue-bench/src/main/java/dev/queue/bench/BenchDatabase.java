@@ -1,0 +1,94 @@
+package dev.queue.bench;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * The server a benchmark runs against: an existing one from a JDBC URL (credentials inside it), or an embedded
+ * PostgreSQL started for the run with durable commits (synchronous_commit on, as a production server runs),
+ * so the figures compare with peers measured on default settings.
+ */
+final class BenchDatabase implements AutoCloseable {
+
+    private final EmbeddedPostgres embedded;
+    private final String url;
+
+    private BenchDatabase(EmbeddedPostgres embedded, String url) {
+        this.embedded = embedded;
+        this.url = url;
+    }
+
+    static BenchDatabase open(String databaseUrl) throws IOException {
+        if (databaseUrl != null && !databaseUrl.isBlank()) {
+            return new BenchDatabase(null, databaseUrl);
+        }
+        EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setServerConfig("synchronous_commit", "on")
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("shared_buffers", "256MB")
+                .start();
+        return new BenchDatabase(pg, pg.getJdbcUrl("postgres", "postgres"));
+    }
+
+    String url() {
+        return url;
+    }
+
+    boolean embedded() {
+        return embedded != null;
+    }
+
+    DataSource dataSource() {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(url);
+        return ds;
+    }
+
+    Connection connect() throws SQLException {
+        return dataSource().getConnection();
+    }
+
+    String serverVersion() throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW server_version")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    String setting(String name) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW " + name)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    void dropSchema(String schema) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
+        }
+    }
+
+    /** Dead tuples in the tables of a schema, as the statistics collector last saw them. */
+    long deadTuples(String schema) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '"
+                     + schema.replace("'", "''") + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (embedded != null) {
+            embedded.close();
+        }
+    }
+}

@@ -1,0 +1,314 @@
+package dev.queue.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.api.Delivery;
+import dev.queue.api.Message;
+import dev.queue.api.Namespace;
+import dev.queue.api.PublishResult;
+import dev.queue.api.QueueOptions;
+import dev.queue.api.Subscriber;
+import dev.queue.api.Subscription;
+import dev.queue.postgres.PostgresQueue;
+import dev.queue.postgres.PostgresQueueConfig;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The end-to-end runner: producers publish while subscribers with no-op handlers consume, for a duration;
+ * before that, the raw SQL ceiling of the same lifecycle is measured on the same server. Prints progress to
+ * stderr and, last, one JSON object on its own line.
+ */
+@Command(name = "queue-bench", mixinStandardHelpOptions = true,
+        description = "Measures end-to-end throughput and publish-to-handler latency of the PostgreSQL queue against the raw SQL ceiling.")
+public final class EndToEnd implements Callable<Integer> {
+
+    private static final String SCHEMA = "queue_bench";
+    private static final String NAMESPACE = "bench";
+    private static final String TOPIC = "bench";
+
+    @Option(names = "--database-url", description = "JDBC URL with credentials; default: an embedded PostgreSQL")
+    String databaseUrl;
+
+    @Option(names = "--mode", description = "bulk (batches per transaction) or single (one message per transaction)", defaultValue = "bulk")
+    String mode;
+
+    @Option(names = "--duration", description = "measured seconds", defaultValue = "60")
+    int durationSeconds;
+
+    @Option(names = "--warmup", description = "seconds before measuring", defaultValue = "5")
+    int warmupSeconds;
+
+    @Option(names = "--rate", description = "offered messages per second in total; 0 = as fast as possible", defaultValue = "0")
+    int rate;
+
+    @Option(names = "--backlog", description = "pending messages published before the run", defaultValue = "0")
+    int backlog;
+
+    @Option(names = "--producers", description = "publishing threads (default: 4 in bulk mode, 16 in single mode)")
+    Integer producers;
+
+    @Option(names = "--batch", description = "messages per publish in bulk mode", defaultValue = "100")
+    int batch;
+
+    @Option(names = "--replicas", description = "subscriber stacks, each with its own pool", defaultValue = "2")
+    int replicas;
+
+    @Option(names = "--concurrency", description = "handler slots per replica", defaultValue = "100")
+    int concurrency;
+
+    @Option(names = "--pool", description = "connections per replica", defaultValue = "4")
+    int pool;
+
+    @Option(names = "--ceiling-seconds", description = "seconds to measure the raw SQL ceiling; 0 skips it", defaultValue = "15")
+    int ceilingSeconds;
+
+    @Option(names = "--timeseries", description = "write per-second throughput and latency to this CSV file")
+    Path timeseries;
+
+    private final AtomicLong handled = new AtomicLong();
+    private final AtomicLong published = new AtomicLong();
+    private final LatencyBook latency = new LatencyBook();
+    private volatile boolean producing = true;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new EndToEnd()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        boolean bulk = switch (mode) {
+            case "bulk" -> true;
+            case "single" -> false;
+            default -> throw new CommandLine.ParameterException(new CommandLine(this), "--mode must be bulk or single, got: " + mode);
+        };
+        int producerThreads = producers != null ? producers : (bulk ? 4 : 16);
+        try (BenchDatabase db = BenchDatabase.open(databaseUrl)) {
+            String version = db.serverVersion();
+            log("PostgreSQL %s (%s), synchronous_commit=%s", version, db.embedded() ? "embedded" : "external", db.setting("synchronous_commit"));
+            double ceiling = 0;
+            if (ceilingSeconds > 0) {
+                log("measuring the raw SQL ceiling for %d s (%d producer and %d consumer connections)", ceilingSeconds, producerThreads,
+                        replicas * pool);
+                ceiling = new Ceiling(db, producerThreads, replicas * pool, bulk, batch).measure(ceilingSeconds);
+                log("ceiling: %.0f messages/s", ceiling);
+            }
+            db.dropSchema(SCHEMA);
+            Result result = runQueue(db, bulk, producerThreads);
+            long deadTuples = db.deadTuples(SCHEMA);
+            Histogram total = latency.total();
+            double ratio = ceiling > 0 ? result.throughput / ceiling : 0;
+            String json = String.format(Locale.ROOT,
+                    "{\"mode\":\"%s\",\"duration_s\":%d,\"messages\":%d,\"published\":%d,\"throughput_per_s\":%.1f,\"ceiling_per_s\":%.1f,"
+                            + "\"ratio\":%.3f,\"latency_p50_ms\":%.3f,\"latency_p90_ms\":%.3f,\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,"
+                            + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
+                            + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"dead_tuples\":%d,\"postgres_version\":\"%s\"}",
+                    mode, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
+                    total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
+                    total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
+                    concurrency, result.firstMinute, result.lastMinute, deadTuples, version.replace("\"", ""));
+            System.out.println(json);
+            return 0;
+        }
+    }
+
+    private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute) {
+    }
+
+    private HikariDataSource pool(BenchDatabase db, int size, String name) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(db.url());
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(size);
+        config.setPoolName(name);
+        return new HikariDataSource(config);
+    }
+
+    private Result runQueue(BenchDatabase db, boolean bulk, int producerThreads) throws Exception {
+        QueueOptions options = QueueOptions.defaults().defaultMaxAttempts(3);
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SCHEMA).queueOptions(options);
+        List<AutoCloseable> resources = new ArrayList<>();
+        try {
+            HikariDataSource producerPool = pool(db, producerThreads, "bench-producers");
+            resources.add(producerPool);
+            PostgresQueue producerQueue = PostgresQueue.create(producerPool, db.dataSource(), config);
+            resources.add(0, producerQueue);
+            Namespace producerNs = producerQueue.namespace(NAMESPACE);
+            if (backlog > 0) {
+                fillBacklog(producerNs);
+            }
+            List<Subscription> subscriptions = new ArrayList<>();
+            for (int r = 0; r < replicas; r++) {
+                HikariDataSource replicaPool = pool(db, pool, "bench-replica-" + r);
+                resources.add(replicaPool);
+                PostgresQueue replica = PostgresQueue.create(replicaPool, db.dataSource(), config);
+                resources.add(0, replica);
+                subscriptions.add(replica.namespace(NAMESPACE).subscribe(Subscriber.on(TOPIC).concurrency(concurrency)
+                        .worker("bench-" + r).handleDelivery((delivery, ctx) -> onHandle(delivery))));
+            }
+            List<Thread> producerList = new ArrayList<>();
+            for (int p = 0; p < producerThreads; p++) {
+                Thread t = new Thread(() -> produce(producerNs, bulk, producerThreads), "bench-producer-" + p);
+                t.setDaemon(true);
+                producerList.add(t);
+                t.start();
+            }
+            waitSeconds(warmupSeconds, "warm-up");
+            latency.reset();
+            long startHandled = handled.get();
+            long startPublished = published.get();
+            long start = System.nanoTime();
+            List<Double> perSecond = new ArrayList<>();
+            try (PrintWriter csv = timeseries == null ? null : new PrintWriter(Files.newBufferedWriter(timeseries))) {
+                if (csv != null) {
+                    csv.println("second,handled_per_s,published_per_s,p50_ms,p99_ms");
+                }
+                long last = startHandled;
+                long lastPublished = startPublished;
+                for (int second = 1; second <= durationSeconds; second++) {
+                    long target = start + second * 1_000_000_000L;
+                    while (System.nanoTime() < target) {
+                        LockSupport.parkNanos(Math.max(1, Math.min(target - System.nanoTime(), 50_000_000L)));
+                    }
+                    long now = handled.get();
+                    long nowPublished = published.get();
+                    Histogram h = latency.takeInterval();
+                    perSecond.add((double) (now - last));
+                    String line = String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f", second, now - last, nowPublished - lastPublished,
+                            h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0);
+                    if (csv != null) {
+                        csv.println(line);
+                    }
+                    if (second % 5 == 0 || second == durationSeconds) {
+                        log("t=%3ds handled/s=%d published/s=%d p50=%.2fms p99=%.2fms", second, now - last, nowPublished - lastPublished,
+                                h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0);
+                    }
+                    last = now;
+                    lastPublished = nowPublished;
+                }
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            long measuredHandled = handled.get() - startHandled;
+            long measuredPublished = published.get() - startPublished;
+            latency.takeInterval();
+            latency.stop();
+            producing = false;
+            for (Thread t : producerList) {
+                t.join(10_000);
+            }
+            for (Subscription s : subscriptions) {
+                s.close(Duration.ofSeconds(10));
+            }
+            int window = Math.min(60, perSecond.size());
+            double first = perSecond.subList(0, window).stream().mapToDouble(Double::doubleValue).average().orElse(0);
+            double lastMinute = perSecond.subList(perSecond.size() - window, perSecond.size()).stream().mapToDouble(Double::doubleValue)
+                    .average().orElse(0);
+            return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute);
+        } finally {
+            for (AutoCloseable resource : resources) {
+                try {
+                    resource.close();
+                } catch (Exception e) {
+                    log("closing %s failed: %s", resource, e);
+                }
+            }
+        }
+    }
+
+    private void onHandle(Delivery delivery) {
+        handled.incrementAndGet();
+        if (!delivery.headers().containsKey("backlog")) {
+            latency.started(delivery.id().value());
+        }
+    }
+
+    private void fillBacklog(Namespace ns) throws InterruptedException {
+        log("publishing a backlog of %d messages", backlog);
+        int threads = 4;
+        List<Thread> fillers = new ArrayList<>();
+        AtomicLong remaining = new AtomicLong(backlog);
+        for (int t = 0; t < threads; t++) {
+            Thread thread = new Thread(() -> {
+                List<Message> batchOf = new ArrayList<>();
+                for (int i = 0; i < 1000; i++) {
+                    batchOf.add(Message.to(TOPIC).json("{\"n\":" + i + "}").header("backlog", "1"));
+                }
+                long left;
+                while ((left = remaining.addAndGet(-1000)) > -1000) {
+                    int n = (int) Math.min(1000, left + 1000);
+                    ns.publishAll(batchOf.subList(0, n));
+                }
+            });
+            fillers.add(thread);
+            thread.start();
+        }
+        for (Thread t : fillers) {
+            t.join();
+        }
+        log("backlog of %d pending", ns.stats().pending());
+    }
+
+    private void produce(Namespace ns, boolean bulk, int producerThreads) {
+        int perCall = bulk ? batch : 1;
+        long intervalNanos = rate > 0 ? (long) (1e9 * perCall * producerThreads / rate) : 0;
+        long next = System.nanoTime();
+        List<Message> messages = new ArrayList<>(perCall);
+        for (int i = 0; i < perCall; i++) {
+            messages.add(Message.to(TOPIC).json("{\"order\":" + i + ",\"amount\":4200}"));
+        }
+        while (producing) {
+            if (intervalNanos > 0) {
+                next += intervalNanos;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+            }
+            try {
+                if (bulk) {
+                    List<PublishResult> results = ns.publishAll(messages);
+                    for (PublishResult r : results) {
+                        latency.committed(r.id().value());
+                    }
+                    published.addAndGet(results.size());
+                } else {
+                    PublishResult r = ns.publish(messages.get(0));
+                    latency.committed(r.id().value());
+                    published.incrementAndGet();
+                }
+            } catch (RuntimeException e) {
+                if (producing) {
+                    log("publish failed: %s", e);
+                }
+            }
+        }
+    }
+
+    private void waitSeconds(int seconds, String what) {
+        if (seconds <= 0) {
+            return;
+        }
+        log("%s for %d s", what, seconds);
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < end) {
+            LockSupport.parkNanos(50_000_000L);
+        }
+    }
+
+    private static void log(String format, Object... args) {
+        System.err.println(String.format(Locale.ROOT, format, args));
+    }
+}
