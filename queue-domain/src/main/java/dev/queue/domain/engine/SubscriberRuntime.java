@@ -411,7 +411,13 @@ final class SubscriberRuntime implements Subscription {
         }
         if (dispatcher != null) {
             try {
-                dispatcher.join(TimeUnit.SECONDS.toMillis(30));
+                // A claim in progress normally ends within milliseconds; one stuck waiting for an unreachable
+                // database is interrupted rather than holding the shutdown for the pool's connection timeout.
+                dispatcher.join(2_000);
+                if (dispatcher.isAlive()) {
+                    dispatcher.interrupt();
+                    dispatcher.join(TimeUnit.SECONDS.toMillis(5));
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
