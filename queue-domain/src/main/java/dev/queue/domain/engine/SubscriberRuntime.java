@@ -156,6 +156,7 @@ final class SubscriberRuntime implements Subscription {
 
     private void dispatchLoop() {
         long failures = 0;
+        boolean idle = true;
         while (running && !closing) {
             try {
                 extendLeasesIfDue();
@@ -168,9 +169,16 @@ final class SubscriberRuntime implements Subscription {
                 if (!slots.tryAcquire(want)) {
                     continue;
                 }
+                // When idle, read the next due time before claiming: a message that becomes due after this read
+                // is then either claimed now or covered by the wait below. Read after an empty claim, it could
+                // fall between the two and cost a whole sweep interval.
+                Duration untilNextDue = null;
                 List<Delivery> claimed;
                 try {
                     namespace.rescueIfDue();
+                    if (idle) {
+                        untilNextDue = untilNextDue();
+                    }
                     claimed = namespace.claim(topics, worker, want, lease);
                 } catch (RuntimeException e) {
                     slots.release(want);
@@ -181,8 +189,10 @@ final class SubscriberRuntime implements Subscription {
                 for (Delivery delivery : claimed) {
                     dispatch(delivery);
                 }
-                if (claimed.isEmpty()) {
-                    awaitWake(idleWait());
+                boolean wasIdle = idle;
+                idle = claimed.isEmpty();
+                if (idle && wasIdle) {
+                    awaitWake(untilNextDue);
                 }
             } catch (RuntimeException e) {
                 failures++;
@@ -217,8 +227,8 @@ final class SubscriberRuntime implements Subscription {
         }
     }
 
-    /** How long an idle dispatcher sleeps: until the next due message, at most one sweep interval. */
-    private Duration idleWait() {
+    /** How long an idle dispatcher may sleep: until the next due message, at most one sweep interval. */
+    private Duration untilNextDue() {
         Duration sweep = engine.options().sweepInterval();
         try {
             Optional<Instant> next = engine.store().nextDueAt(namespace.name(), topics, engine.commandTime());

@@ -37,6 +37,9 @@ public abstract class ScheduleRuntimeContract extends ContractSupport {
                 advance(Duration.ofMinutes(1));
                 int expected = minute;
                 eventually().untilAsserted(() -> assertThat(handled.get()).isEqualTo(expected));
+                // Move time on only once the acknowledgement is recorded, or the jump could expire its lease.
+                eventually().untilAsserted(() -> assertThat(ns.stats().topic("data").pending() + ns.stats().topic("data").running())
+                        .isZero());
             }
         }
         assertThat(handled.get()).isEqualTo(3);

@@ -1,0 +1,280 @@
+package dev.queue.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.api.Delivery;
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.Message;
+import dev.queue.api.MessageContext;
+import dev.queue.api.Namespace;
+import dev.queue.api.Outcome;
+import dev.queue.api.PublishResult;
+import dev.queue.api.Queue;
+import dev.queue.api.QueueClosedException;
+import dev.queue.api.QueueOptions;
+import dev.queue.codec.jackson.JacksonPayloadCodec;
+import dev.queue.domain.engine.CompletionAware;
+import dev.queue.domain.engine.QueueEngine;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.WakeUps;
+import dev.queue.domain.time.SystemClock;
+import org.apache.ibatis.session.SqlSessionFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Instant;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * A durable queue in a schema of an existing PostgreSQL database. Thread-safe; create one per application and
+ * close it on shutdown.
+ *
+ * <pre>{@code
+ * try (PostgresQueue queue = PostgresQueue.connect(url, user, password, PostgresQueueConfig.defaults())) {
+ *     queue.defaultNamespace().publish("email.send", new SendEmail("ada@example.com"));
+ * }
+ * }</pre>
+ *
+ * Besides the {@link Queue} API it can join the application's own transactions: {@link #publish(Connection, String,
+ * Message)} stores a message on the caller's connection (it is delivered when that transaction commits, and
+ * neither stored nor announced when it rolls back), and {@link #ackInTransaction(Connection, MessageContext)}
+ * completes a message inside the handler's own transaction, so its database side effects and the completion
+ * commit together.
+ */
+public final class PostgresQueue implements Queue {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresQueue.class);
+
+    private final QueueEngine engine;
+    private final PostgresMessageStore store;
+    private final PostgresWakeUps wakeUps;
+    private final PostgresQueueConfig config;
+    private final Clock clock;
+
+    private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresWakeUps wakeUps,
+                          PostgresQueueConfig config, Clock clock) {
+        this.engine = engine;
+        this.store = store;
+        this.wakeUps = wakeUps;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    /**
+     * A queue over the application's DataSource (typically its pool, which the queue borrows from and never
+     * closes). When listening (the default), the queue takes one connection from this DataSource for LISTEN and
+     * keeps it until closed: size a pool one larger, or use {@link #create(DataSource, DataSource,
+     * PostgresQueueConfig)} to take that connection elsewhere.
+     */
+    public static PostgresQueue create(DataSource dataSource, PostgresQueueConfig config) {
+        requireArgument("dataSource", dataSource, "a javax.sql.DataSource of a PostgreSQL database");
+        return create(dataSource, dataSource, config);
+    }
+
+    /**
+     * Like {@link #create(DataSource, PostgresQueueConfig)}, with the LISTEN connection taken from
+     * {@code listenDataSource}: for example a non-pooled DataSource, or one that connects directly to the
+     * server when {@code dataSource} goes through a transaction-pooling proxy (which cannot LISTEN).
+     */
+    public static PostgresQueue create(DataSource dataSource, DataSource listenDataSource, PostgresQueueConfig config) {
+        requireArgument("dataSource", dataSource, "a javax.sql.DataSource of a PostgreSQL database");
+        requireArgument("listenDataSource", listenDataSource, "a javax.sql.DataSource of a PostgreSQL database");
+        requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
+        return start(dataSource, listenDataSource::getConnection, null, config);
+    }
+
+    /**
+     * A queue with a HikariCP pool of its own ({@link PostgresQueueConfig#poolSize()} connections), closed with
+     * the queue. The LISTEN connection is opened separately, outside the pool, with the same URL and credentials.
+     * {@code user} and {@code password} may be null when the URL carries them.
+     */
+    public static PostgresQueue connect(String jdbcUrl, String user, String password, PostgresQueueConfig config) {
+        if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new InvalidInputException("jdbcUrl", jdbcUrl, "a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
+        }
+        requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
+        HikariDataSource pool;
+        try {
+            HikariConfig hikari = new HikariConfig();
+            hikari.setJdbcUrl(jdbcUrl);
+            hikari.setUsername(user);
+            hikari.setPassword(password);
+            hikari.setMaximumPoolSize(config.poolSize());
+            hikari.setPoolName("queue-" + config.schema());
+            hikari.setAutoCommit(true);
+            pool = new HikariDataSource(hikari);
+        } catch (RuntimeException e) {
+            throw PostgresErrors.translate("connecting to " + jdbcUrl, e);
+        }
+        Properties credentials = new Properties();
+        if (user != null) {
+            credentials.setProperty("user", user);
+        }
+        if (password != null) {
+            credentials.setProperty("password", password);
+        }
+        return start(pool, () -> DriverManager.getConnection(jdbcUrl, credentials), pool, config);
+    }
+
+    private static PostgresQueue start(DataSource dataSource, PostgresWakeUps.ConnectionSource listenSource,
+                                       HikariDataSource ownedPool, PostgresQueueConfig config) {
+        PostgresWakeUps listener = null;
+        try {
+            String schema = config.schema();
+            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(dataSource, schema);
+            if (config.migrateOnStart()) {
+                SchemaMigrator.migrate(sessions, schema);
+            } else {
+                SchemaMigrator.verify(sessions, schema);
+            }
+            PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention());
+            Clock clock = config.clock() != null ? config.clock() : SystemClock.pacingOnly();
+            WakeUps wakeUps;
+            if (config.listen()) {
+                listener = new PostgresWakeUps(schema, listenSource, sessions, store::notifyChannel,
+                        PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval());
+                listener.start();
+                wakeUps = listener;
+            } else {
+                wakeUps = PostgresWakeUps.none();
+            }
+            PostgresWakeUps toClose = listener;
+            QueueEngine engine = QueueEngine.builder()
+                    .store(store)
+                    .scheduleStore(new PostgresScheduleStore(store))
+                    .wakeUps(wakeUps)
+                    .clock(clock)
+                    .options(config.queueOptions())
+                    .defaultCodec(new JacksonPayloadCodec())
+                    .onClose(() -> release(toClose, ownedPool))
+                    .build();
+            LOG.info("queue started on schema {} ({})", schema, config);
+            return new PostgresQueue(engine, store, listener, config, clock);
+        } catch (RuntimeException e) {
+            release(listener, ownedPool);
+            throw e;
+        }
+    }
+
+    private static void release(PostgresWakeUps listener, HikariDataSource ownedPool) {
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (RuntimeException e) {
+                LOG.warn("closing the wake-up listener failed", e);
+            }
+        }
+        if (ownedPool != null) {
+            ownedPool.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ Queue
+
+    @Override
+    public Namespace namespace(String name) {
+        return engine.namespace(name);
+    }
+
+    @Override
+    public QueueOptions options() {
+        return engine.options();
+    }
+
+    /** Closes every subscription, the LISTEN connection, and the pool when {@link #connect} created it. */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    public PostgresQueueConfig config() {
+        return config;
+    }
+
+    // ------------------------------------------------------------------ the caller's transaction
+
+    /**
+     * Publishes on the caller's connection and transaction: the message becomes visible, and subscribers are
+     * woken (the NOTIFY is part of the same transaction), only when the caller commits; a rollback leaves neither
+     * a row nor a wake-up. Validates like {@link Namespace#publish(Message)}; never commits, rolls back or closes
+     * the connection. With auto-commit on, the statement commits by itself.
+     */
+    public PublishResult publish(Connection connection, String namespace, Message message) {
+        return publishAll(connection, namespace, java.util.Collections.singletonList(message)).get(0);
+    }
+
+    /** Like {@link #publish(Connection, String, Message)} for many messages, in one statement. */
+    public List<PublishResult> publishAll(Connection connection, String namespace, List<Message> messages) {
+        ensureOpen();
+        requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
+        PublishCommand command = engine.preparePublish(namespace, messages);
+        List<StoredOutcome> outcomes = store.publishOn(connection, command);
+        return QueueEngine.toResults(command, outcomes);
+    }
+
+    /**
+     * Completes a delivery inside the caller's transaction: the message is done when the caller commits, and
+     * still held by the delivery's lease if it rolls back. {@link Outcome#ACKED}, or {@link Outcome#LEASE_LOST}
+     * when the caller no longer holds it (nothing changed).
+     */
+    public Outcome ackInTransaction(Connection connection, Delivery delivery) {
+        ensureOpen();
+        requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
+        requireArgument("delivery", delivery, "a Delivery this queue handed out");
+        Instant now = clock.isAuthoritative() ? clock.now() : null;
+        CompleteCommand command = new CompleteCommand(delivery.namespace(),
+                List.of(new LeaseRef(delivery.id().value(), delivery.leaseToken())), now);
+        Set<Long> done = store.completeOn(connection, command);
+        return done.contains(delivery.id().value()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+    }
+
+    /**
+     * Completes the message a handler runs inside the handler's own transaction (see
+     * {@link #ackInTransaction(Connection, Delivery)}), and tells the subscriber runtime so, so that its own
+     * acknowledgement after the handler returns does not count as a lost lease.
+     */
+    public Outcome ackInTransaction(Connection connection, MessageContext context) {
+        requireArgument("context", context, "the MessageContext given to the handler");
+        Outcome outcome = ackInTransaction(connection, context.delivery());
+        if (outcome == Outcome.ACKED && context instanceof CompletionAware aware) {
+            aware.completedInCallerTransaction();
+        }
+        return outcome;
+    }
+
+    // ------------------------------------------------------------------ internals (tests)
+
+    QueueEngine engine() {
+        return engine;
+    }
+
+    PostgresMessageStore store() {
+        return store;
+    }
+
+    /** Null when the queue does not listen. */
+    PostgresWakeUps wakeUps() {
+        return wakeUps;
+    }
+
+    private void ensureOpen() {
+        if (engine.isClosed()) {
+            throw new QueueClosedException("the queue is closed");
+        }
+    }
+
+    private static void requireArgument(String name, Object value, String expectation) {
+        if (value == null) {
+            throw new InvalidInputException(name, null, expectation);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package dev.queue.postgres;
+
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.QueueOptions;
+import dev.queue.domain.port.Clock;
+
+import java.util.regex.Pattern;
+
+/**
+ * How a {@link PostgresQueue} uses its database. Immutable; every setter returns a new instance and checks its
+ * value at once, throwing {@link InvalidInputException} naming the property and the value received.
+ *
+ * <table>
+ *   <caption>Properties and defaults</caption>
+ *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@link #schema(String)}</td><td>{@value #DEFAULT_SCHEMA}</td><td>the PostgreSQL schema holding the
+ *       queue's tables; one schema is one queue installation</td></tr>
+ *   <tr><td>{@link #queueOptions(QueueOptions)}</td><td>{@link QueueOptions#defaults()}</td><td>behaviour shared by
+ *       every adapter (attempts, backoff, sweep interval, codec)</td></tr>
+ *   <tr><td>{@link #poolSize(int)}</td><td>{@value #DEFAULT_POOL_SIZE}</td><td>connections of the pool that
+ *       {@link PostgresQueue#connect} creates (ignored by {@link PostgresQueue#create})</td></tr>
+ *   <tr><td>{@link #migrateOnStart(boolean)}</td><td>true</td><td>apply the schema migrations when the queue
+ *       starts (under an advisory lock); false when Flyway or Liquibase applies them</td></tr>
+ *   <tr><td>{@link #completedRetention(CompletedRetention)}</td><td>{@link CompletedRetention#DELETE}</td><td>delete
+ *       acknowledged messages, or move them to an archive table</td></tr>
+ *   <tr><td>{@link #listen(boolean)}</td><td>true</td><td>hold one connection that LISTENs for wake-ups; false:
+ *       subscribers find work by sweeping only</td></tr>
+ *   <tr><td>{@link #clock(Clock)}</td><td>none: the database clock decides</td><td>for tests: a clock, e.g. a
+ *       {@code ManualClock}, whose time every statement uses</td></tr>
+ * </table>
+ */
+public final class PostgresQueueConfig {
+
+    public static final String DEFAULT_SCHEMA = "queue";
+    public static final int DEFAULT_POOL_SIZE = 10;
+    public static final int MAX_POOL_SIZE = 1000;
+    /** Lower-case, so the name means the same quoted or not; short enough for the derived channel name. */
+    static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
+
+    private final String schema;
+    private final QueueOptions queueOptions;
+    private final int poolSize;
+    private final boolean migrateOnStart;
+    private final CompletedRetention completedRetention;
+    private final boolean listen;
+    private final Clock clock;
+
+    private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
+                                CompletedRetention completedRetention, boolean listen, Clock clock) {
+        this.schema = schema;
+        this.queueOptions = queueOptions;
+        this.poolSize = poolSize;
+        this.migrateOnStart = migrateOnStart;
+        this.completedRetention = completedRetention;
+        this.listen = listen;
+        this.clock = clock;
+    }
+
+    /** Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen. */
+    public static PostgresQueueConfig defaults() {
+        return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
+                CompletedRetention.DELETE, true, null);
+    }
+
+    /**
+     * The schema holding the queue's tables: 1 to 50 characters, lower-case letters, digits and underscores,
+     * not starting with a digit nor with {@code pg_}. It is always quoted in SQL.
+     */
+    public PostgresQueueConfig schema(String value) {
+        checkSchema(value);
+        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock);
+    }
+
+    public PostgresQueueConfig queueOptions(QueueOptions value) {
+        if (value == null) {
+            throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
+        }
+        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock);
+    }
+
+    /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
+    public PostgresQueueConfig poolSize(int value) {
+        if (value < 1 || value > MAX_POOL_SIZE) {
+            throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
+        }
+        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock);
+    }
+
+    public PostgresQueueConfig migrateOnStart(boolean value) {
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock);
+    }
+
+    public PostgresQueueConfig completedRetention(CompletedRetention value) {
+        if (value == null) {
+            throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
+        }
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock);
+    }
+
+    public PostgresQueueConfig listen(boolean value) {
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock);
+    }
+
+    /**
+     * For tests: the clock whose time every statement uses when it is authoritative (a {@code ManualClock}).
+     * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
+     */
+    public PostgresQueueConfig clock(Clock value) {
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value);
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public QueueOptions queueOptions() {
+        return queueOptions;
+    }
+
+    public int poolSize() {
+        return poolSize;
+    }
+
+    public boolean migrateOnStart() {
+        return migrateOnStart;
+    }
+
+    public CompletedRetention completedRetention() {
+        return completedRetention;
+    }
+
+    public boolean listen() {
+        return listen;
+    }
+
+    /** Null when the database clock decides. */
+    public Clock clock() {
+        return clock;
+    }
+
+    /** The NOTIFY channel of this schema: {@code <schema>_wakeup}. */
+    public String channel() {
+        return channelOf(schema);
+    }
+
+    static String channelOf(String schema) {
+        return schema + "_wakeup";
+    }
+
+    static void checkSchema(String value) {
+        if (value == null || !SCHEMA_NAME.matcher(value).matches() || value.startsWith("pg_")) {
+            throw new InvalidInputException("schema", value,
+                    "1 to 50 characters of a-z, 0-9 and _, not starting with a digit nor with pg_");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
+                + ", completedRetention=" + completedRetention + ", listen=" + listen
+                + ", clock=" + (clock == null ? "database" : clock.getClass().getSimpleName()) + '}';
+    }
+}

@@ -1,0 +1,410 @@
+package dev.queue.postgres;
+
+import dev.queue.domain.port.WakeUps;
+import org.apache.ibatis.session.SqlSession;
+import org.apache.ibatis.session.SqlSessionFactory;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * {@link WakeUps} over LISTEN/NOTIFY. Publishing statements NOTIFY the schema's channel inside their own
+ * transaction (see {@code QueueMapper.xml}); this class holds one dedicated connection, outside the pool, that
+ * LISTENs to it, and a daemon thread that waits for notifications and calls the listeners of their
+ * (namespace, topic).
+ *
+ * <ul>
+ *   <li>Connection loss: the thread reconnects with exponential backoff (50 ms doubling, capped at 5 s), and once
+ *       listening again calls every listener once, because notifications sent meanwhile are lost.</li>
+ *   <li>Transaction-pooling proxies (PgBouncer in transaction mode) accept LISTEN but never deliver. After each
+ *       LISTEN a probe notification is sent through the pool; when it does not arrive within the probe timeout,
+ *       the class logs one warning and from then on calls every listener each poll interval instead.</li>
+ *   <li>Either way a lost wake-up only costs latency: the subscriber runtime also sweeps on its own.</li>
+ * </ul>
+ */
+final class PostgresWakeUps implements WakeUps, AutoCloseable {
+
+    /** Opens the dedicated connection: DriverManager with the queue's URL, or the application's DataSource. */
+    @FunctionalInterface
+    interface ConnectionSource {
+        Connection open() throws SQLException;
+    }
+
+    static final Duration DEFAULT_PROBE_TIMEOUT = Duration.ofSeconds(2);
+    static final Duration RECONNECT_INITIAL = Duration.ofMillis(50);
+    static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
+    private static final int WAIT_MILLIS = 500;
+    private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(15);
+    private static final int NETWORK_TIMEOUT_MILLIS = 30_000;
+    private static final String PROBE_PREFIX = "~probe/";
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresWakeUps.class);
+
+    private final String schema;
+    private final ConnectionSource source;
+    private final SqlSessionFactory sessions;
+    private final Consumer<String> probeSender;
+    private final Duration probeTimeout;
+    private final Duration pollInterval;
+    private final ConcurrentHashMap<String, CopyOnWriteArrayList<Listener>> byTopic = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean proxyWarned = new AtomicBoolean();
+    private final AtomicLong connects = new AtomicLong();
+    private final Object pause = new Object();
+
+    private volatile Connection connection;
+    private volatile int backendPid;
+    private volatile boolean polling;
+    private volatile boolean closed;
+    private Thread thread;
+
+    PostgresWakeUps(String schema, ConnectionSource source, SqlSessionFactory sessions, Consumer<String> probeSender,
+                    Duration probeTimeout, Duration pollInterval) {
+        this.schema = Objects.requireNonNull(schema, "schema");
+        this.source = Objects.requireNonNull(source, "source");
+        this.sessions = Objects.requireNonNull(sessions, "sessions");
+        this.probeSender = Objects.requireNonNull(probeSender, "probeSender");
+        this.probeTimeout = Objects.requireNonNull(probeTimeout, "probeTimeout");
+        this.pollInterval = Objects.requireNonNull(pollInterval, "pollInterval");
+    }
+
+    /** Wake-ups that never come: subscribers rely on their sweep alone ({@code listen(false)}). */
+    static WakeUps none() {
+        return (namespace, topics, onWake) -> () -> { };
+    }
+
+    /**
+     * Connects and LISTENs on the calling thread (so a wake-up published right after the queue starts is not
+     * missed), then starts the listener thread. A first connection failure is logged and retried by the thread.
+     */
+    synchronized void start() {
+        if (thread != null) {
+            return;
+        }
+        try {
+            connect();
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("schema {}: cannot LISTEN yet ({}); retrying in the background, subscribers sweep meanwhile",
+                    schema, e.getMessage());
+        }
+        thread = new Thread(this::run, "queue-listener-" + schema);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    @Override
+    public Registration listen(String namespace, Collection<String> topics, Runnable onWake) {
+        Listener listener = new Listener(namespace, List.copyOf(topics), onWake);
+        listeners.add(listener);
+        for (String topic : listener.topics) {
+            byTopic.computeIfAbsent(key(namespace, topic), k -> new CopyOnWriteArrayList<>()).add(listener);
+        }
+        return () -> {
+            listeners.remove(listener);
+            for (String topic : listener.topics) {
+                CopyOnWriteArrayList<Listener> list = byTopic.get(key(namespace, topic));
+                if (list != null) {
+                    list.remove(listener);
+                }
+            }
+        };
+    }
+
+    /**
+     * Stops the thread and gives the connection back. The thread is woken by a notification to itself, so the
+     * connection ends healthy (UNLISTEN, then closed, or returned to its pool); only when that does not work is
+     * the connection aborted.
+     */
+    @Override
+    public void close() {
+        Thread running;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            running = thread;
+        }
+        synchronized (pause) {
+            pause.notifyAll();
+        }
+        Connection current = connection;
+        if (running != null && current != null) {
+            try {
+                probeSender.accept(PROBE_PREFIX + "closing");
+            } catch (RuntimeException e) {
+                LOG.debug("schema {}: cannot wake the listener thread by a notification", schema, e);
+            }
+        }
+        join(running, WAIT_MILLIS * 2L);
+        if (running != null && running.isAlive() && current != null) {
+            try {
+                // closes the socket at once, so a thread blocked waiting for notifications returns now
+                current.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                LOG.debug("schema {}: aborting the listen connection failed", schema, e);
+            }
+            join(running, TimeUnit.SECONDS.toMillis(5));
+        }
+        Connection last = connection;
+        connection = null;
+        if (last != null) {
+            try (SqlSession session = MyBatisSupport.sessionOn(sessions, last)) {
+                session.update("queue.unlisten");
+                last.close();
+            } catch (SQLException | RuntimeException e) {
+                discard(last);
+            }
+        }
+    }
+
+    private static void join(Thread thread, long millis) {
+        if (thread == null) {
+            return;
+        }
+        try {
+            thread.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ------------------------------------------------------------------ for tests and operators
+
+    /** The server process id of the listening connection; 0 while not connected. */
+    int backendPid() {
+        return connection == null ? 0 : backendPid;
+    }
+
+    /** True once LISTEN was found not to deliver (a transaction-pooling proxy): listeners are polled instead. */
+    boolean isPolling() {
+        return polling;
+    }
+
+    /** True while a connection is LISTENing. */
+    boolean isListening() {
+        return connection != null && !polling;
+    }
+
+    /** How many times a connection was established and LISTENed. */
+    long connectCount() {
+        return connects.get();
+    }
+
+    // ------------------------------------------------------------------ the listener thread
+
+    private void run() {
+        Duration backoff = RECONNECT_INITIAL;
+        long lastTraffic = System.nanoTime();
+        while (!closed) {
+            if (polling) {
+                pause(pollInterval);
+                if (!closed) {
+                    wakeAll();
+                }
+                continue;
+            }
+            Connection current = connection;
+            if (current == null) {
+                try {
+                    if (connect()) {
+                        LOG.info("schema {}: listening again for wake-ups; sweeping every listener once", schema);
+                        wakeAll();
+                    }
+                    backoff = RECONNECT_INITIAL;
+                    lastTraffic = System.nanoTime();
+                } catch (SQLException | RuntimeException e) {
+                    if (closed) {
+                        break;
+                    }
+                    LOG.warn("schema {}: cannot LISTEN ({}); retrying in {} ms", schema, e.getMessage(), backoff.toMillis());
+                    pause(backoff);
+                    backoff = backoff.multipliedBy(2).compareTo(RECONNECT_MAX) > 0 ? RECONNECT_MAX : backoff.multipliedBy(2);
+                }
+                continue;
+            }
+            try {
+                PGNotification[] notifications = current.unwrap(PGConnection.class).getNotifications(WAIT_MILLIS);
+                if (notifications != null && notifications.length > 0) {
+                    lastTraffic = System.nanoTime();
+                    dispatch(notifications, null);
+                } else if (System.nanoTime() - lastTraffic > HEALTH_CHECK_NANOS) {
+                    ping(current);
+                    lastTraffic = System.nanoTime();
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (closed) {
+                    break;
+                }
+                LOG.warn("schema {}: lost the listen connection ({}); reconnecting, wake-ups sent meanwhile are lost"
+                        + " and covered by a sweep", schema, e.getMessage());
+                connection = null;
+                discard(current);
+            }
+        }
+    }
+
+    /**
+     * Opens the connection, LISTENs and probes it. Returns true when listening; false when the probe showed that
+     * LISTEN does not deliver, in which case the instance switches to polling for good.
+     */
+    private boolean connect() throws SQLException {
+        Connection opened = source.open();
+        try {
+            opened.setAutoCommit(true);
+            opened.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
+            int pid;
+            try (SqlSession session = MyBatisSupport.sessionOn(sessions, opened)) {
+                session.update("queue.listen");
+                pid = session.<Integer>selectOne("queue.backendPid");
+            }
+            PGConnection pg = opened.unwrap(PGConnection.class);
+            if (!probe(pg)) {
+                polling = true;
+                if (proxyWarned.compareAndSet(false, true)) {
+                    LOG.warn("schema {}: LISTEN on the wake-up channel {} does not deliver notifications (a "
+                                    + "transaction-pooling proxy such as PgBouncer in transaction mode?); wake-ups fall "
+                                    + "back to polling every {} ms. Give the queue a direct connection URL for prompt "
+                                    + "delivery.", schema, PostgresQueueConfig.channelOf(schema), pollInterval.toMillis());
+                }
+                discard(opened);
+                return false;
+            }
+            backendPid = pid;
+            connection = opened;
+            connects.incrementAndGet();
+            if (closed) {
+                connection = null;
+                discard(opened);
+            }
+            return true;
+        } catch (SQLException | RuntimeException e) {
+            discard(opened);
+            throw e;
+        }
+    }
+
+    /** Sends a probe through the pool and waits for it here; dispatches whatever else arrives meanwhile. */
+    private boolean probe(PGConnection pg) throws SQLException {
+        String probe = PROBE_PREFIX + UUID.randomUUID();
+        probeSender.accept(probe);
+        long deadline = System.nanoTime() + probeTimeout.toNanos();
+        boolean[] seen = new boolean[1];
+        while (!seen[0] && !closed) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                break;
+            }
+            PGNotification[] notifications = pg.getNotifications((int) Math.min(left, WAIT_MILLIS));
+            if (notifications != null) {
+                dispatch(notifications, payload -> seen[0] |= payload.equals(probe));
+            }
+        }
+        return seen[0];
+    }
+
+    private void dispatch(PGNotification[] notifications, Consumer<String> probes) {
+        for (PGNotification notification : notifications) {
+            String payload = notification.getParameter();
+            if (payload == null || payload.startsWith(PROBE_PREFIX)) {
+                if (probes != null && payload != null) {
+                    probes.accept(payload);
+                }
+                continue;
+            }
+            List<Listener> targets = byTopic.get(payload);
+            if (targets == null) {
+                continue;
+            }
+            for (Listener listener : targets) {
+                listener.wake(payload);
+            }
+        }
+    }
+
+    private void wakeAll() {
+        for (Listener listener : listeners) {
+            listener.wake(null);
+        }
+    }
+
+    private void ping(Connection current) {
+        try (SqlSession session = MyBatisSupport.sessionOn(sessions, current)) {
+            session.selectOne("queue.ping");
+        }
+    }
+
+    /**
+     * Gives a connection back. A statement is tried first so that a pool in between sees the failure of a dead
+     * connection and evicts it instead of lending it out again.
+     */
+    private void discard(Connection dead) {
+        if (dead == null) {
+            return;
+        }
+        try {
+            ping(dead);
+        } catch (RuntimeException expected) {
+            LOG.trace("schema {}: the discarded connection is dead", schema, expected);
+        }
+        try {
+            dead.close();
+        } catch (SQLException | RuntimeException e) {
+            LOG.debug("schema {}: closing the listen connection failed", schema, e);
+        }
+    }
+
+    private void pause(Duration duration) {
+        synchronized (pause) {
+            if (closed) {
+                return;
+            }
+            try {
+                pause.wait(Math.max(1, duration.toMillis()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                closed = true;
+            }
+        }
+    }
+
+    private static String key(String namespace, String topic) {
+        return namespace + '/' + topic;
+    }
+
+    private static final class Listener {
+        final String namespace;
+        final List<String> topics;
+        final Runnable onWake;
+
+        Listener(String namespace, List<String> topics, Runnable onWake) {
+            this.namespace = Objects.requireNonNull(namespace, "namespace");
+            this.topics = topics;
+            this.onWake = Objects.requireNonNull(onWake, "onWake");
+        }
+
+        void wake(String cause) {
+            try {
+                onWake.run();
+            } catch (RuntimeException e) {
+                LOG.warn("wake-up listener of namespace {} topics {} failed (cause: {})", namespace, topics,
+                        cause == null ? "sweep" : "notification " + cause, e);
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package dev.queue.postgres;
+
+import org.apache.ibatis.session.SqlSession;
+import org.apache.ibatis.session.SqlSessionFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.zip.CRC32;
+
+/**
+ * Applies the versioned SQL migrations of {@code db/queue/} to one schema. All pending versions run in one
+ * transaction that first takes a transaction-level advisory lock keyed by the schema name: replicas starting at
+ * the same moment queue up on the lock, and each finds the versions the first one recorded in
+ * {@code schema_version}, so every version is applied exactly once. The scripts are plain SQL with a
+ * {@code ${schema}} placeholder, so Flyway and Liquibase can apply the same files instead.
+ */
+final class SchemaMigrator {
+
+    /** A script of {@code db/queue/}; its version and description follow Flyway's {@code V<n>__<name>.sql}. */
+    record Migration(int version, String description) {
+
+        String resource() {
+            return "db/queue/V" + version + "__" + description + ".sql";
+        }
+    }
+
+    /** In order. A new migration is a new file here and in {@code db/queue/}; applied files never change. */
+    static final List<Migration> MIGRATIONS = List.of(
+            new Migration(1, "messages"),
+            new Migration(2, "dead_letters"),
+            new Migration(3, "completions"),
+            new Migration(4, "schedules"));
+
+    private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
+
+    private SchemaMigrator() {
+    }
+
+    /** Brings the schema to the latest version; returns the versions this call applied (often none). */
+    static List<Integer> migrate(SqlSessionFactory sessions, String schema) {
+        try (SqlSession session = sessions.openSession(false)) {
+            try {
+                session.selectOne("queue.lockMigrations", Map.of("schemaName", schema));
+                session.update("queue.createSchema");
+                session.update("queue.createSchemaVersion");
+                List<Rows.VersionRow> rows = session.selectList("queue.appliedVersions");
+                Map<Integer, Rows.VersionRow> applied = rows.stream()
+                        .collect(Collectors.toMap(r -> r.version, Function.identity()));
+                List<Integer> appliedNow = new ArrayList<>();
+                for (Migration migration : MIGRATIONS) {
+                    String script = read(migration.resource());
+                    long checksum = checksum(script);
+                    Rows.VersionRow done = applied.get(migration.version());
+                    if (done != null) {
+                        if (done.checksum != checksum) {
+                            LOG.warn("schema {}: migration {} was applied from a different file (checksum {} in the "
+                                    + "database, {} now); applied migrations must not change", schema,
+                                    migration.resource(), done.checksum, checksum);
+                        }
+                        continue;
+                    }
+                    try (Statement statement = session.getConnection().createStatement()) {
+                        statement.execute(script.replace("${schema}", schema));
+                    }
+                    session.insert("queue.recordVersion", Map.of("version", migration.version(),
+                            "description", migration.description(), "checksum", checksum));
+                    appliedNow.add(migration.version());
+                }
+                int latest = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
+                applied.keySet().stream().filter(v -> v > latest).max(Integer::compare).ifPresent(v -> LOG.warn(
+                        "schema {} is at version {}, newer than this library knows ({}); running anyway",
+                        schema, v, latest));
+                session.commit();
+                if (!appliedNow.isEmpty()) {
+                    LOG.info("schema {}: applied migrations {}", schema, appliedNow);
+                }
+                return appliedNow;
+            } catch (Exception e) {
+                session.rollback(true);
+                throw e;
+            }
+        } catch (Exception e) {
+            throw PostgresErrors.translate("the migration of schema " + schema, e);
+        }
+    }
+
+    /** For {@code migrateOnStart(false)}: fails clearly when the schema has not been migrated. */
+    static void verify(SqlSessionFactory sessions, String schema) {
+        Boolean present;
+        try (SqlSession session = sessions.openSession(true)) {
+            present = session.selectOne("queue.tablesPresent");
+        } catch (Exception e) {
+            throw PostgresErrors.translate("the check of schema " + schema, e);
+        }
+        if (!Boolean.TRUE.equals(present)) {
+            throw new IllegalStateException("schema \"" + schema + "\" has no queue tables: apply the migrations in "
+                    + "db/queue/ (Flyway or Liquibase with the placeholder schema=" + schema
+                    + ") or set PostgresQueueConfig.migrateOnStart(true)");
+        }
+    }
+
+    static String read(String resource) {
+        try (InputStream in = SchemaMigrator.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("migration " + resource + " is missing from the class path");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read migration " + resource, e);
+        }
+    }
+
+    static long checksum(String script) {
+        CRC32 crc = new CRC32();
+        crc.update(script.replace("\r\n", "\n").getBytes(StandardCharsets.UTF_8));
+        return crc.getValue();
+    }
+}

@@ -1,0 +1,54 @@
+package dev.queue.postgres;
+
+import org.apache.ibatis.session.SqlSession;
+import org.apache.ibatis.session.SqlSessionFactory;
+
+import java.util.Objects;
+import java.util.function.Function;
+
+/** Runs work in MyBatis sessions of the pool: one auto-committed statement, or one transaction. */
+final class Sessions {
+
+    private final SqlSessionFactory factory;
+
+    Sessions(SqlSessionFactory factory) {
+        this.factory = Objects.requireNonNull(factory, "factory");
+    }
+
+    SqlSessionFactory factory() {
+        return factory;
+    }
+
+    /** One statement in its own transaction (auto-commit). */
+    <T> T autoCommit(String operation, Function<SqlSession, T> work) {
+        try (SqlSession session = factory.openSession(true)) {
+            return work.apply(session);
+        } catch (RuntimeException e) {
+            throw PostgresErrors.translate(operation, e);
+        }
+    }
+
+    /**
+     * Several statements in one transaction, committed at the end and rolled back on failure. (MyBatis only
+     * commits sessions it saw writing through insert/update/delete; these statements write through selects, so
+     * commit and rollback are forced.)
+     */
+    <T> T inTransaction(String operation, Function<SqlSession, T> work) {
+        try (SqlSession session = factory.openSession(false)) {
+            try {
+                T result = work.apply(session);
+                session.commit(true);
+                return result;
+            } catch (RuntimeException e) {
+                try {
+                    session.rollback(true);
+                } catch (RuntimeException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            throw PostgresErrors.translate(operation, e);
+        }
+    }
+}

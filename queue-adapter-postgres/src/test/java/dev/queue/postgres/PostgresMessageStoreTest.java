@@ -1,0 +1,506 @@
+package dev.queue.postgres;
+
+import dev.queue.api.DeadLetter;
+import dev.queue.api.MessageInfo;
+import dev.queue.api.MessageState;
+import dev.queue.api.NamespaceStats;
+import dev.queue.api.Outcome;
+import dev.queue.api.StoreUnavailableException;
+import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterQuery;
+import dev.queue.domain.port.ExtendCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PurgeCommand;
+import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.ReleaseCommand;
+import dev.queue.domain.port.RescueCommand;
+import dev.queue.domain.port.RescueResult;
+import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StoredOutcome;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import static dev.queue.postgres.StoreFixture.NS;
+import static dev.queue.postgres.StoreFixture.message;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+/** The port, statement by statement, on a real server: every method of {@link PostgresMessageStore}. */
+class PostgresMessageStoreTest {
+
+    private static final Instant T0 = Instant.parse("2030-01-01T00:00:00.123456Z");
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    private StoreFixture db;
+    private PostgresMessageStore store;
+
+    @BeforeEach
+    void createSchema() {
+        db = new StoreFixture("store", CompletedRetention.DELETE);
+        store = db.store;
+    }
+
+    @AfterEach
+    void dropSchema() {
+        db.close();
+    }
+
+    private static LeaseRef lease(ClaimedMessage claimed) {
+        return new LeaseRef(claimed.id(), claimed.leaseToken());
+    }
+
+    private MessageInfo info(long id) {
+        return store.find(NS, id).orElseThrow();
+    }
+
+    // ------------------------------------------------------------------ publish
+
+    @Test
+    void storesThePayloadByteForByteAndEveryFieldOfTheMessage() {
+        String json = "{ \"b\" : 1,\n  \"a\": [1.50, 2e3, \"\\u00e9t\u00e9 \ud83d\ude80\"], \"b\": null }";
+        NewMessage message = new NewMessage(NS, "t", json, Map.of("h1", "v1", "trace-id", "abc"), 7, 5, "key-1", null,
+                Duration.ofSeconds(10));
+
+        long id = db.publish(message, T0);
+
+        MessageInfo info = info(id);
+        assertThat(info.json()).isEqualTo(json);
+        assertThat(info.headers()).isEqualTo(Map.of("h1", "v1", "trace-id", "abc"));
+        assertThat(info.state()).isEqualTo(MessageState.PENDING);
+        assertThat(info.priority()).isEqualTo(7);
+        assertThat(info.maxAttempts()).isEqualTo(5);
+        assertThat(info.attempts()).isZero();
+        assertThat(info.uniqueKey()).isEqualTo("key-1");
+        assertThat(info.publishedAt()).isEqualTo(T0);
+        assertThat(info.runAt()).isEqualTo(T0.plusSeconds(10));
+        assertThat(info.leaseUntil()).isNull();
+        assertThat(info.worker()).isNull();
+        assertThat(db.query("SELECT data_type FROM information_schema.columns WHERE table_schema = '" + db.schema
+                + "' AND table_name = 'messages' AND column_name = 'payload'")).containsExactly("json");
+    }
+
+    @Test
+    void runAtWinsOverDelayAndKeepsMicroseconds() {
+        Instant runAt = Instant.parse("2031-02-03T04:05:06.654321Z");
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, runAt, Duration.ofDays(3)), T0);
+
+        assertThat(info(id).runAt()).isEqualTo(runAt);
+    }
+
+    @Test
+    void withoutACommandTimeTheDatabaseClockDecides() {
+        Instant before = Instant.now();
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ofMinutes(1)), null);
+
+        MessageInfo info = info(id);
+        assertThat(info.publishedAt()).isCloseTo(before, within(5, ChronoUnit.SECONDS));
+        assertThat(info.runAt()).isEqualTo(info.publishedAt().plus(Duration.ofMinutes(1)));
+        assertThat(store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, null))).isEmpty();
+    }
+
+    @Test
+    void publishAllStoresInOrderWithGrowingIds() {
+        List<NewMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            batch.add(message(NS, "t" + (i % 3), "{\"i\":" + i + "}"));
+        }
+
+        List<StoredOutcome> outcomes = db.publishAll(batch, T0);
+
+        assertThat(outcomes).hasSize(500).noneMatch(StoredOutcome::duplicate);
+        for (int i = 1; i < outcomes.size(); i++) {
+            assertThat(outcomes.get(i).id()).isGreaterThan(outcomes.get(i - 1).id());
+        }
+        assertThat(info(outcomes.get(42).id()).json()).isEqualTo("{\"i\":42}");
+        assertThat(info(outcomes.get(42).id()).topic()).isEqualTo("t0");
+    }
+
+    @Test
+    void aBatchIsAllOrNothing() {
+        List<NewMessage> batch = List.of(message(NS, "t", "{}"), message(NS, "t", "{not json"));
+
+        assertThatThrownBy(() -> db.publishAll(batch, T0))
+                .isInstanceOf(StoreUnavailableException.class)
+                .hasMessageContaining("publish")
+                .hasMessageContaining("22P02");
+        assertThat(db.count("messages")).isZero();
+        assertThat(db.count("topics")).isZero();
+    }
+
+    // ------------------------------------------------------------------ dedup
+
+    @Test
+    void aKeyHeldByAPendingOrRunningMessageMakesADuplicateOfTheHolder() {
+        NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        long holder = db.publish(keyed, T0);
+
+        assertThat(db.publishAll(List.of(keyed), T0)).containsExactly(new StoredOutcome(holder, true));
+        db.claimOne("t", 9, T0);
+        assertThat(db.publishAll(List.of(keyed), T0)).containsExactly(new StoredOutcome(holder, true));
+        // the same key in another topic or namespace is another key
+        assertThat(db.publishAll(List.of(new NewMessage(NS, "u", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO),
+                new NewMessage("other", "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO)), T0))
+                .noneMatch(StoredOutcome::duplicate);
+    }
+
+    @Test
+    void withinABatchALaterMessageWithTheSameKeyIsADuplicateOfTheFirst() {
+        NewMessage a = new NewMessage(NS, "t", "{\"n\":1}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        NewMessage b = new NewMessage(NS, "t", "{\"n\":2}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        NewMessage plain = message("t");
+
+        List<StoredOutcome> outcomes = db.publishAll(List.of(plain, a, b, plain, b), T0);
+
+        assertThat(outcomes).extracting(StoredOutcome::duplicate).containsExactly(false, false, true, false, true);
+        assertThat(outcomes.get(2).id()).isEqualTo(outcomes.get(1).id());
+        assertThat(outcomes.get(4).id()).isEqualTo(outcomes.get(1).id());
+        assertThat(info(outcomes.get(1).id()).json()).isEqualTo("{\"n\":1}");
+        assertThat(db.count("messages")).isEqualTo(3);
+    }
+
+    @Test
+    void completedAndDeadMessagesFreeTheirKey() {
+        NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        db.publish(keyed, T0);
+        ClaimedMessage first = db.claimOne("t", 1, T0);
+        store.completeIfLeased(new CompleteCommand(NS, List.of(lease(first)), T0));
+
+        long second = db.publish(keyed, T0);
+        assertThat(second).isNotEqualTo(first.id());
+        ClaimedMessage claimed = db.claimOne("t", 2, T0);
+        store.buryIfLeased(new BuryCommand(NS, lease(claimed), "boom", T0));
+
+        assertThat(db.publishAll(List.of(keyed), T0).get(0).duplicate()).isFalse();
+    }
+
+    // ------------------------------------------------------------------ claim
+
+    @Test
+    void claimsByPriorityThenDueTimeThenIdAndLeasesWhatItReturns() {
+        long late = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(1), null), T0);
+        long urgent = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0, null), T0);
+        long early = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(5), null), T0);
+        long low = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 9, 3, null, T0.minusSeconds(60), null), T0);
+        long sameTimeA = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), T0);
+        long sameTimeB = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), T0);
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusMillis(1), null), T0);
+        db.publish(message("other-ns", "t", "{}"), T0);
+
+        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(NS, List.of("t"), "worker-7", 10, LEASE, 77, T0));
+
+        assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(early, late, urgent, sameTimeA, sameTimeB, low);
+        ClaimedMessage first = claimed.get(0);
+        assertThat(first.attempt()).isEqualTo(1);
+        assertThat(first.leaseToken()).isEqualTo(77);
+        assertThat(first.worker()).isEqualTo("worker-7");
+        assertThat(first.leaseUntil()).isEqualTo(T0.plus(LEASE));
+        assertThat(first.publishedAt()).isEqualTo(T0);
+        assertThat(info(first.id()).state()).isEqualTo(MessageState.RUNNING);
+        assertThat(store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 78, T0))).isEmpty();
+    }
+
+    @Test
+    void pullAnyHonoursTheTopicOrderBeforePriority() {
+        long b1 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 9, 3, null, null, Duration.ZERO), T0);
+        long a1 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
+        long c1 = db.publish(new NewMessage(NS, "c", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
+        long b2 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
+        long a2 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 5, 3, null, null, Duration.ZERO), T0);
+
+        List<ClaimedMessage> firstTwo = store.claim(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 3, LEASE, 1, T0));
+        List<ClaimedMessage> rest = store.claim(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 10, LEASE, 2, T0));
+
+        assertThat(firstTwo).extracting(ClaimedMessage::id).containsExactly(b2, b1, c1);
+        assertThat(rest).extracting(ClaimedMessage::id).containsExactly(a1, a2);
+    }
+
+    @Test
+    void nextDueAtIsTheEarliestFutureDueTimeOfTheTopics() {
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.plusSeconds(30), null), T0);
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusSeconds(90), null), T0);
+        db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 3, null, T0.plusSeconds(20), null), T0);
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(20), null), T0);
+
+        assertThat(store.nextDueAt(NS, List.of("t"), T0)).contains(T0.plusSeconds(30));
+        assertThat(store.nextDueAt(NS, List.of("t", "u"), T0)).contains(T0.plusSeconds(20));
+        assertThat(store.nextDueAt(NS, List.of("t"), T0.plusSeconds(30))).contains(T0.plusSeconds(90));
+        assertThat(store.nextDueAt(NS, List.of("v"), T0)).isEmpty();
+        assertThat(store.nextDueAt("other", List.of("t"), T0)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ guarded changes
+
+    @Test
+    void completeRemovesTheRowAndCountsIt() {
+        long id = db.publish(message("t"), T0);
+        ClaimedMessage claimed = db.claimOne("t", 5, T0);
+
+        assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0))).containsExactly(id);
+
+        assertThat(store.find(NS, id)).isEmpty();
+        assertThat(db.count("messages")).isZero();
+        assertThat(store.stats(NS).topic("t").completed()).isEqualTo(1);
+        assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0))).isEmpty();
+        assertThat(store.stats(NS).topic("t").completed()).isEqualTo(1);
+    }
+
+    @Test
+    void completeOfABatchReturnsOnlyTheIdsStillHeld() {
+        db.publishAll(List.of(message("t"), message("t"), message("t")), T0);
+        List<ClaimedMessage> claimed = db.claim("t", 3, 5, T0);
+        LeaseRef stale = new LeaseRef(claimed.get(1).id(), 999);
+
+        Set<Long> done = store.completeIfLeased(new CompleteCommand(NS,
+                List.of(lease(claimed.get(0)), stale, lease(claimed.get(2))), T0));
+
+        assertThat(done).containsExactlyInAnyOrder(claimed.get(0).id(), claimed.get(2).id());
+        assertThat(info(claimed.get(1).id()).state()).isEqualTo(MessageState.RUNNING);
+    }
+
+    /** Where a message can stand when someone who does not hold it acts on it. */
+    enum NotHeld { PENDING, RUNNING_UNDER_ANOTHER_TOKEN, OTHER_NAMESPACE, DEAD, COMPLETED, UNKNOWN_ID }
+
+    @ParameterizedTest
+    @EnumSource(NotHeld.class)
+    void noGuardedChangeActsOnAMessageTheCallerDoesNotHold(NotHeld where) {
+        long id = db.publish(message("t"), T0);
+        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+        LeaseRef ref = lease(claimed);
+        String namespace = NS;
+        switch (where) {
+            case PENDING -> store.releaseIfLeased(new ReleaseCommand(NS, List.of(ref), T0));
+            case RUNNING_UNDER_ANOTHER_TOKEN -> ref = new LeaseRef(id, 2);
+            case OTHER_NAMESPACE -> namespace = "intruder";
+            case DEAD -> store.buryIfLeased(new BuryCommand(NS, ref, "dead", T0));
+            case COMPLETED -> store.completeIfLeased(new CompleteCommand(NS, List.of(ref), T0));
+            case UNKNOWN_ID -> ref = new LeaseRef(id + 1000, 1);
+        }
+        Optional<MessageInfo> before = store.find(NS, id);
+        NamespaceStats statsBefore = store.stats(NS);
+        List<DeadLetter> deadBefore = store.deadLetters(new DeadLetterQuery(NS, null, 0, 100));
+
+        assertThat(store.completeIfLeased(new CompleteCommand(namespace, List.of(ref), T0))).isEmpty();
+        assertThat(store.retryIfLeased(new RetryCommand(namespace, ref, Duration.ZERO, "x", T0))).isEqualTo(Outcome.LEASE_LOST);
+        assertThat(store.buryIfLeased(new BuryCommand(namespace, ref, "x", T0))).isEqualTo(Outcome.LEASE_LOST);
+        assertThat(store.extendIfLeased(new ExtendCommand(namespace, List.of(ref), LEASE, T0.plusSeconds(5)))).isEmpty();
+        assertThat(store.releaseIfLeased(new ReleaseCommand(namespace, List.of(ref), T0))).isEmpty();
+
+        assertThat(store.find(NS, id)).isEqualTo(before);
+        assertThat(store.stats(NS)).isEqualTo(statsBefore);
+        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, 0, 100))).isEqualTo(deadBefore);
+    }
+
+    @Test
+    void retrySchedulesAfterTheDelayAndDeadLettersOnTheLastAttempt() {
+        long id = db.publish(new NewMessage(NS, "t", "{\"x\":1}", Map.of("h", "v"), 2, 2, "k", null, Duration.ZERO), T0);
+        ClaimedMessage first = db.claimOne("t", 1, T0);
+
+        assertThat(store.retryIfLeased(new RetryCommand(NS, lease(first), Duration.ofSeconds(10), "oops", T0)))
+                .isEqualTo(Outcome.RETRY_SCHEDULED);
+        MessageInfo waiting = info(id);
+        assertThat(waiting.state()).isEqualTo(MessageState.PENDING);
+        assertThat(waiting.runAt()).isEqualTo(T0.plusSeconds(10));
+        assertThat(waiting.lastError()).isEqualTo("oops");
+        assertThat(waiting.attempts()).isEqualTo(1);
+        assertThat(waiting.leaseUntil()).isNull();
+        assertThat(db.claim("t", 1, 2, T0.plusSeconds(9))).isEmpty();
+
+        Instant later = T0.plusSeconds(10);
+        ClaimedMessage second = db.claimOne("t", 2, later);
+        assertThat(second.attempt()).isEqualTo(2);
+        assertThat(store.retryIfLeased(new RetryCommand(NS, lease(second), Duration.ofSeconds(10), "again", later)))
+                .isEqualTo(Outcome.DEAD_LETTERED);
+
+        DeadLetter dead = store.deadLetter(NS, id).orElseThrow();
+        assertThat(dead).isEqualTo(new DeadLetter(dev.queue.api.MessageId.of(id), NS, "t", "{\"x\":1}", Map.of("h", "v"),
+                2, 2, 2, "again", T0, later));
+        assertThat(info(id).state()).isEqualTo(MessageState.DEAD);
+        assertThat(info(id).uniqueKey()).isEqualTo("k");
+    }
+
+    @Test
+    void buryDeadLettersWhateverAttemptsAreLeft() {
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 10, null, null, Duration.ZERO), T0);
+        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+
+        assertThat(store.buryIfLeased(new BuryCommand(NS, lease(claimed), "bad input", T0.plusSeconds(1))))
+                .isEqualTo(Outcome.DEAD_LETTERED);
+
+        DeadLetter dead = store.deadLetter(NS, id).orElseThrow();
+        assertThat(dead.attempts()).isEqualTo(1);
+        assertThat(dead.maxAttempts()).isEqualTo(10);
+        assertThat(dead.lastError()).isEqualTo("bad input");
+        assertThat(dead.failedAt()).isEqualTo(T0.plusSeconds(1));
+        assertThat(db.count("messages")).isZero();
+    }
+
+    @Test
+    void extendMovesTheLeaseEndFromNow() {
+        db.publish(message("t"), T0);
+        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+
+        assertThat(store.extendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), Duration.ofMinutes(5),
+                T0.plusSeconds(20)))).containsExactly(claimed.id());
+
+        assertThat(info(claimed.id()).leaseUntil()).isEqualTo(T0.plusSeconds(20).plus(Duration.ofMinutes(5)));
+    }
+
+    @Test
+    void releaseGivesTheAttemptBackAndKeepsTheDueTime() {
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(3), null), T0);
+        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+
+        assertThat(store.releaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), T0))).containsExactly(id);
+
+        MessageInfo info = info(id);
+        assertThat(info.state()).isEqualTo(MessageState.PENDING);
+        assertThat(info.attempts()).isZero();
+        assertThat(info.runAt()).isEqualTo(T0.minusSeconds(3));
+        assertThat(info.worker()).isNull();
+        assertThat(db.claimOne("t", 2, T0).attempt()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------ rescue
+
+    @Test
+    void rescueRequeuesExpiredLeasesAndBuriesThoseOnTheirLastAttemptInBoundedBatches() {
+        long retryable = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 2, null, null, Duration.ZERO), T0);
+        long last = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), T0);
+        long fresh = db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), T0);
+        long elsewhere = db.publish(message("other", "t", "{}"), T0);
+        db.claim("t", 2, 1, T0);
+        store.claim(new ClaimCommand(NS, List.of("u"), "w", 1, Duration.ofMinutes(10), 3, T0));
+        store.claim(new ClaimCommand("other", List.of("t"), "w", 1, LEASE, 4, T0));
+        Instant after = T0.plus(LEASE).plusSeconds(1);
+
+        RescueResult one = store.rescueExpiredLeases(new RescueCommand(NS, 1, after));
+        RescueResult rest = store.rescueExpiredLeases(new RescueCommand(NS, 100, after));
+
+        assertThat(one.total()).isEqualTo(1);
+        assertThat(one.total() + rest.total()).isEqualTo(2);
+        assertThat(one.requeued() + rest.requeued()).isEqualTo(1);
+        MessageInfo requeued = info(retryable);
+        assertThat(requeued.state()).isEqualTo(MessageState.PENDING);
+        assertThat(requeued.runAt()).isEqualTo(after);
+        assertThat(requeued.lastError()).isEqualTo("lease expired");
+        assertThat(store.deadLetter(NS, last).orElseThrow().lastError()).isEqualTo("lease expired on its last attempt");
+        assertThat(info(fresh).state()).isEqualTo(MessageState.RUNNING);
+        assertThat(store.find("other", elsewhere).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
+
+        assertThat(store.rescueExpiredLeases(new RescueCommand(null, 100, after))).isEqualTo(new RescueResult(1, 0));
+        assertThat(store.find("other", elsewhere).orElseThrow().state()).isEqualTo(MessageState.PENDING);
+    }
+
+    // ------------------------------------------------------------------ dead letters
+
+    @Test
+    void deadLettersAreListedOldestFirstPagedByIdAndRedrivenWithTheirId() {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(db.publish(message(i % 2 == 0 ? "a" : "b"), T0));
+        }
+        for (ClaimedMessage claimed : store.claim(new ClaimCommand(NS, List.of("a", "b"), "w", 10, LEASE, 1, T0))) {
+            store.buryIfLeased(new BuryCommand(NS, lease(claimed), "e" + claimed.id(), T0));
+        }
+
+        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, 0, 3))).extracting(d -> d.id().value())
+                .containsExactly(ids.get(0), ids.get(1), ids.get(2));
+        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, ids.get(2), 3))).extracting(d -> d.id().value())
+                .containsExactly(ids.get(3), ids.get(4));
+        assertThat(store.deadLetters(new DeadLetterQuery(NS, "b", 0, 10))).extracting(d -> d.id().value())
+                .containsExactly(ids.get(1), ids.get(3));
+        assertThat(store.deadLetters(new DeadLetterQuery("other", null, 0, 10))).isEmpty();
+
+        assertThat(store.redrive(new RedriveCommand(NS, ids.get(0), null, T0.plusSeconds(1)))).isEqualTo(1);
+        MessageInfo back = info(ids.get(0));
+        assertThat(back.state()).isEqualTo(MessageState.PENDING);
+        assertThat(back.attempts()).isZero();
+        assertThat(back.runAt()).isEqualTo(T0.plusSeconds(1));
+        assertThat(back.lastError()).isEqualTo("e" + ids.get(0));
+        assertThat(back.publishedAt()).isEqualTo(T0);
+
+        assertThat(store.redrive(new RedriveCommand(NS, null, "b", T0))).isEqualTo(2);
+        assertThat(store.redrive(new RedriveCommand("other", ids.get(2), null, T0))).isZero();
+        assertThat(store.purgeDeadLetters(new PurgeCommand("other", null, null))).isZero();
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, ids.get(2), null))).isEqualTo(1);
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null))).isEqualTo(1);
+        assertThat(db.count("dead_letters")).isZero();
+        assertThat(db.count("messages")).isEqualTo(3);
+    }
+
+    @Test
+    void aDeadLetterWhoseKeyALiveMessageHoldsStaysDead() {
+        NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        long dead = db.publish(keyed, T0);
+        store.buryIfLeased(new BuryCommand(NS, lease(db.claimOne("t", 1, T0)), "x", T0));
+        long live = db.publish(keyed, T0);
+
+        assertThat(store.redrive(new RedriveCommand(NS, dead, null, T0))).isZero();
+        assertThat(store.redrive(new RedriveCommand(NS, null, "t", T0))).isZero();
+
+        assertThat(info(dead).state()).isEqualTo(MessageState.DEAD);
+        assertThat(info(live).state()).isEqualTo(MessageState.PENDING);
+    }
+
+    // ------------------------------------------------------------------ stats
+
+    @Test
+    void statsCountEveryStateAndSumTheCounterShards() {
+        for (int i = 0; i < 6; i++) {
+            db.publish(message("t"), T0);
+        }
+        db.publish(message("quiet"), T0);
+        db.publish(message("other", "t", "{}"), T0);
+        List<ClaimedMessage> claimed = db.claim("t", 4, 1, T0);
+        store.buryIfLeased(new BuryCommand(NS, lease(claimed.get(0)), "x", T0));
+        // complete from several pool connections, so several counter shards take part
+        claimed.subList(1, 3).parallelStream()
+                .forEach(c -> store.completeIfLeased(new CompleteCommand(NS, List.of(lease(c)), T0)));
+        db.execute("INSERT INTO $s.completed_counters VALUES ('ns', 't', 15, 40) "
+                + "ON CONFLICT (namespace, topic, shard) DO UPDATE SET completed = completed_counters.completed + 40");
+
+        NamespaceStats stats = store.stats(NS);
+
+        assertThat(stats.topic("t")).isEqualTo(new dev.queue.api.TopicStats("t", 2, 1, 42, 1));
+        assertThat(stats.topic("quiet")).isEqualTo(new dev.queue.api.TopicStats("quiet", 1, 0, 0, 0));
+        assertThat(stats.topicCount()).isEqualTo(2);
+        assertThat(stats.pending()).isEqualTo(3);
+        assertThat(stats.completed()).isEqualTo(42);
+        assertThat(store.stats("nobody").topicCount()).isZero();
+    }
+
+    @Test
+    void archiveRetentionMovesCompletedMessagesToTheArchiveTable() {
+        try (StoreFixture archiving = new StoreFixture("archive", CompletedRetention.ARCHIVE)) {
+            long id = archiving.publish(new NewMessage(NS, "t", "{\"keep\": true}", Map.of(), 0, 3, null, null,
+                    Duration.ZERO), T0);
+            ClaimedMessage claimed = archiving.claimOne("t", 1, T0);
+
+            archiving.store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0.plusSeconds(2)));
+
+            assertThat(archiving.count("messages")).isZero();
+            assertThat(archiving.query("SELECT id FROM $s.completed_messages")).containsExactly(id);
+            assertThat(archiving.query("SELECT payload::text FROM $s.completed_messages")).containsExactly("{\"keep\": true}");
+            assertThat(archiving.query("SELECT completed_at = '" + T0.plusSeconds(2) + "'::timestamptz FROM $s.completed_messages"))
+                    .containsExactly(true);
+            assertThat(archiving.store.stats(NS).completed()).isEqualTo(1);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.queue.postgres;
+
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.QueueOptions;
+import dev.queue.domain.time.ManualClock;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PostgresQueueConfigTest {
+
+    @Test
+    void defaultsAreDocumented() {
+        PostgresQueueConfig config = PostgresQueueConfig.defaults();
+
+        assertThat(config.schema()).isEqualTo("queue");
+        assertThat(config.channel()).isEqualTo("queue_wakeup");
+        assertThat(config.poolSize()).isEqualTo(10);
+        assertThat(config.migrateOnStart()).isTrue();
+        assertThat(config.completedRetention()).isEqualTo(CompletedRetention.DELETE);
+        assertThat(config.listen()).isTrue();
+        assertThat(config.clock()).isNull();
+        assertThat(config.queueOptions().defaultMaxAttempts()).isEqualTo(QueueOptions.DEFAULT_MAX_ATTEMPTS);
+    }
+
+    @Test
+    void settersReturnNewInstancesAndLeaveTheOriginalAlone() {
+        PostgresQueueConfig base = PostgresQueueConfig.defaults();
+        ManualClock clock = ManualClock.startingNow();
+
+        PostgresQueueConfig changed = base.schema("billing_queue").poolSize(3).migrateOnStart(false)
+                .completedRetention(CompletedRetention.ARCHIVE).listen(false).clock(clock)
+                .queueOptions(QueueOptions.defaults().defaultMaxAttempts(5));
+
+        assertThat(base.schema()).isEqualTo("queue");
+        assertThat(changed.schema()).isEqualTo("billing_queue");
+        assertThat(changed.poolSize()).isEqualTo(3);
+        assertThat(changed.migrateOnStart()).isFalse();
+        assertThat(changed.completedRetention()).isEqualTo(CompletedRetention.ARCHIVE);
+        assertThat(changed.listen()).isFalse();
+        assertThat(changed.clock()).isSameAs(clock);
+        assertThat(changed.queueOptions().defaultMaxAttempts()).isEqualTo(5);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "Queue", "1queue", "pg_queue", "queue-x", "que ue", "q\"; DROP TABLE x; --",
+            "a_name_that_is_much_too_long_for_a_queue_schema_abcdefgh"})
+    void rejectsSchemaNamesThatAreNotPlainLowerCaseIdentifiers(String schema) {
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().schema(schema))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("schema")
+                .satisfies(e -> assertThat(((InvalidInputException) e).argument()).isEqualTo("schema"));
+    }
+
+    @Test
+    void acceptsPlainIdentifiers() {
+        assertThat(PostgresQueueConfig.defaults().schema("_q2").schema()).isEqualTo("_q2");
+        assertThat(PostgresQueueConfig.defaults().schema("a".repeat(50)).schema()).hasSize(50);
+    }
+
+    @Test
+    void rejectsOtherBadValuesNamingThePropertyAndTheValue() {
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().schema(null)).hasMessageContaining("schema").hasMessageContaining("null");
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().poolSize(0)).hasMessageContaining("poolSize").hasMessageContaining("0");
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().poolSize(1001)).hasMessageContaining("poolSize").hasMessageContaining("1001");
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().queueOptions(null)).hasMessageContaining("queueOptions");
+        assertThatThrownBy(() -> PostgresQueueConfig.defaults().completedRetention(null)).hasMessageContaining("completedRetention");
+    }
+}

@@ -1,0 +1,173 @@
+package dev.queue.postgres;
+
+import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.WakeUps;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.queue.postgres.StoreFixture.NS;
+import static dev.queue.postgres.StoreFixture.message;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** LISTEN/NOTIFY wake-ups on a real server: routing, transactions, lost connections and proxies. */
+class PostgresWakeUpsTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    private StoreFixture db;
+    private PostgresWakeUps wakeUps;
+
+    @BeforeEach
+    void start() {
+        db = new StoreFixture("wake", CompletedRetention.DELETE);
+        wakeUps = newWakeUps(db.store::notifyChannel, PostgresWakeUps.DEFAULT_PROBE_TIMEOUT);
+        wakeUps.start();
+    }
+
+    @AfterEach
+    void stop() {
+        wakeUps.close();
+        db.close();
+    }
+
+    private PostgresWakeUps newWakeUps(java.util.function.Consumer<String> probeSender, Duration probeTimeout) {
+        return new PostgresWakeUps(db.schema, PostgresTestServer.dataSource()::getConnection, db.sessions, probeSender,
+                probeTimeout, Duration.ofMillis(50));
+    }
+
+    private AtomicInteger counter(WakeUps source, String namespace, String... topics) {
+        AtomicInteger count = new AtomicInteger();
+        source.listen(namespace, List.of(topics), count::incrementAndGet);
+        return count;
+    }
+
+    @Test
+    void aPublishWakesTheListenersOfItsNamespaceAndTopicOnly() {
+        assertThat(wakeUps.isListening()).isTrue();
+        AtomicInteger a = counter(wakeUps, NS, "a");
+        AtomicInteger aOrB = counter(wakeUps, NS, "a", "b");
+        AtomicInteger b = counter(wakeUps, NS, "b");
+        AtomicInteger elsewhere = counter(wakeUps, "other", "a");
+
+        db.publish(message("a"), null);
+        await().atMost(WAIT).until(() -> a.get() == 1 && aOrB.get() == 1);
+        db.publish(message("b"), null);
+        await().atMost(WAIT).until(() -> b.get() == 1 && aOrB.get() == 2);
+
+        // notifications arrive in commit order, so the one for "other/a" would have come before "ns/b"
+        assertThat(elsewhere).hasValue(0);
+        assertThat(a).hasValue(1);
+    }
+
+    @Test
+    void aClosedRegistrationIsNotWokenAnyMore() {
+        AtomicInteger kept = counter(wakeUps, NS, "a");
+        AtomicInteger gone = new AtomicInteger();
+        wakeUps.listen(NS, List.of("a"), gone::incrementAndGet).close();
+
+        db.publish(message("a"), null);
+
+        await().atMost(WAIT).until(() -> kept.get() == 1);
+        assertThat(gone).hasValue(0);
+    }
+
+    @Test
+    void aTransactionNotifiesOncePerNamespaceAndTopicWhateverItPublishes() throws Exception {
+        try (Connection listener = PostgresTestServer.dataSource().getConnection()) {
+            try (Statement statement = listener.createStatement()) {
+                statement.execute("LISTEN \"" + db.schema + "_wakeup\"");
+            }
+            List<NewMessage> batch = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                batch.add(message(i % 2 == 0 ? "x" : "y"));
+            }
+            db.publishAll(batch, null);
+            db.publish(message("marker"), null);
+
+            List<String> payloads = new ArrayList<>();
+            await().atMost(WAIT).until(() -> {
+                PGNotification[] got = listener.unwrap(PGConnection.class).getNotifications(100);
+                if (got != null) {
+                    for (PGNotification notification : got) {
+                        payloads.add(notification.getParameter());
+                    }
+                }
+                return payloads.contains(NS + "/marker");
+            });
+            assertThat(payloads).containsExactlyInAnyOrder(NS + "/x", NS + "/y", NS + "/marker");
+        }
+    }
+
+    @Test
+    void aRolledBackPublishSendsNoWakeUp() throws Exception {
+        AtomicInteger rolledBack = counter(wakeUps, NS, "rolled-back");
+        AtomicInteger committed = counter(wakeUps, NS, "committed");
+
+        try (Connection caller = db.pool.getConnection()) {
+            caller.setAutoCommit(false);
+            db.store.publishOn(caller, new PublishCommand(List.of(message("rolled-back")), null));
+            caller.rollback();
+            db.store.publishOn(caller, new PublishCommand(List.of(message("committed")), null));
+            caller.commit();
+        }
+
+        await().atMost(WAIT).until(() -> committed.get() == 1);
+        assertThat(rolledBack).hasValue(0);
+        assertThat(db.query("SELECT topic FROM $s.messages")).containsExactly("committed");
+    }
+
+    @Test
+    void afterItsBackendIsKilledTheListenerReconnectsSweepsAndDeliversAgain() {
+        AtomicInteger woken = counter(wakeUps, NS, "t");
+        int firstPid = wakeUps.backendPid();
+        assertThat(firstPid).isPositive();
+
+        PostgresTestServer.execute("SELECT pg_terminate_backend(" + firstPid + ")");
+
+        // back with a new connection, and every listener was called once without any publish (the sweep)
+        await().atMost(WAIT).until(() -> wakeUps.connectCount() == 2 && wakeUps.isListening());
+        assertThat(wakeUps.backendPid()).isNotEqualTo(firstPid);
+        await().atMost(WAIT).until(() -> woken.get() >= 1);
+
+        int before = woken.get();
+        db.publish(message("t"), null);
+        await().atMost(WAIT).until(() -> woken.get() > before);
+    }
+
+    @Test
+    void whenListenDoesNotDeliverItSaysSoAndPollsTheListenersInstead() {
+        // a probe that never arrives is what a transaction-pooling proxy looks like from here
+        try (PostgresWakeUps proxied = newWakeUps(payload -> { }, Duration.ofMillis(200))) {
+            proxied.start();
+            AtomicInteger woken = counter(proxied, NS, "t");
+
+            assertThat(proxied.isPolling()).isTrue();
+            assertThat(proxied.isListening()).isFalse();
+            await().atMost(WAIT).until(() -> woken.get() >= 3);
+        }
+    }
+
+    @Test
+    void theListenConnectionHasALiveBackendUntilClosed() {
+        int pid = wakeUps.backendPid();
+        assertThat(db.query("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid)).containsExactly(1L);
+
+        wakeUps.close();
+
+        assertThat(wakeUps.backendPid()).isZero();
+        await().atMost(WAIT).until(() -> db.query("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid)
+                .equals(List.of(0L)));
+    }
+}

@@ -1,0 +1,196 @@
+package dev.queue.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.StoredOutcome;
+import org.apache.ibatis.session.SqlSessionFactory;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static dev.queue.postgres.StoreFixture.NS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The plans of the store's statements. A queue table's statistics are always stale (analyzed while everything
+ * was pending, "running" looks empty, and the other way round), and after a few executions pgjdbc's prepared
+ * statements may run a generic plan that guesses 10 rows for every array. Every statement must keep a plan that
+ * is an index probe or a hash per element under both, never a scan per element.
+ */
+class QueryPlanTest {
+
+    private static final Instant NOW = Instant.parse("2030-01-01T00:00:00Z");
+
+    @Test
+    void theClaimReadsThePartialIndexOfPendingRows() {
+        try (StoreFixture db = new StoreFixture("plan", CompletedRetention.DELETE)) {
+            fill(db, 10_000, 20);
+            db.claim("t1", 300, 1, NOW);
+            db.execute("ANALYZE $s.messages");
+
+            for (List<String> topics : List.of(List.of("t3"), List.of("t3", "t4", "t5"))) {
+                String plan = String.join("\n", db.store.explainClaim(
+                        new ClaimCommand(NS, topics, "w", 10, Duration.ofSeconds(30), 2, NOW)));
+                assertThat(plan).contains("messages_claim_idx").contains("LockRows")
+                        .doesNotContain("Seq Scan on messages m\n");
+            }
+        }
+    }
+
+    @Test
+    void genericPlansStayIndexProbesOrHashesWhateverTheStatisticsSay() throws SQLException {
+        try (StoreFixture db = new StoreFixture("plans", CompletedRetention.DELETE);
+             Connection simple = DriverManager.getConnection(PostgresTestServer.jdbcUrl()
+                     + (PostgresTestServer.jdbcUrl().contains("?") ? "&" : "?") + "preferQueryMode=simple")) {
+            Assumptions.assumeTrue(serverVersion(simple) >= 160000, "EXPLAIN (GENERIC_PLAN) needs PostgreSQL 16");
+            fill(db, 20_000, 1);
+
+            // statistics taken while every message is pending: the running ones look like none
+            db.execute("ANALYZE $s.messages");
+            checkPlans(db, simple);
+
+            // and while every message is running: the pending ones look like none
+            db.claim("t0", 20_000, 1, NOW);
+            db.execute("ANALYZE $s.messages");
+            checkPlans(db, simple);
+        }
+    }
+
+    private void checkPlans(StoreFixture db, Connection simple) throws SQLException {
+        for (String statement : List.of("complete", "retry", "bury", "extend", "release")) {
+            assertThat(genericPlan(db, simple, statement)).as(statement)
+                    .contains("messages_pkey").doesNotContain("messages_lease_idx").doesNotContain("Seq Scan");
+        }
+        assertThat(genericPlan(db, simple, "publish")).as("publish")
+                .contains("hashed SubPlan").contains("messages_unique_key_idx")
+                .doesNotContain("Semi Join").doesNotContain("Seq Scan");
+        assertThat(genericPlan(db, simple, "redrive")).as("redrive")
+                .contains("hashed SubPlan").contains("ctid = ANY").doesNotContain("Semi Join");
+        assertThat(genericPlan(db, simple, "claim")).as("claim").contains("messages_claim_idx");
+        assertThat(genericPlan(db, simple, "rescue")).as("rescue").contains("messages_lease_idx");
+        assertThat(genericPlan(db, simple, "nextDueAt")).as("nextDueAt").contains("messages_claim_idx");
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void batchesOfThousandsWorkUnderGenericPlansAndStaleStatistics() {
+        String schema = PostgresTestServer.freshSchema("generic");
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(PostgresTestServer.jdbcUrl());
+        config.setMaximumPoolSize(2);
+        config.setConnectionInitSql("SET plan_cache_mode = force_generic_plan");
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(pool, schema);
+            SchemaMigrator.migrate(sessions, schema);
+            PostgresMessageStore store = new PostgresMessageStore(sessions, CompletedRetention.DELETE);
+            List<NewMessage> batch = new ArrayList<>();
+            for (int i = 0; i < 10_000; i++) {
+                batch.add(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, i % 2 == 0 ? "k" + i : null, null, Duration.ZERO));
+            }
+            assertThat(store.publish(new PublishCommand(batch, null))).noneMatch(StoredOutcome::duplicate);
+            PostgresTestServer.execute("ANALYZE \"" + schema + "\".messages");
+            List<NewMessage> keyed = batch.stream().filter(m -> m.uniqueKey() != null).limit(2_000).toList();
+            assertThat(store.publish(new PublishCommand(keyed, null))).allMatch(StoredOutcome::duplicate);
+
+            List<ClaimedMessage> claimed = store.claim(new ClaimCommand(NS, List.of("t"), "w", 10_000, Duration.ofMinutes(5), 1, null));
+            assertThat(claimed).hasSize(10_000);
+            List<LeaseRef> half = new ArrayList<>();
+            for (int i = 0; i < claimed.size(); i += 2) {
+                half.add(new LeaseRef(claimed.get(i).id(), 1));
+            }
+            assertThat(store.completeIfLeased(new CompleteCommand(NS, half, null))).hasSize(5_000);
+            for (int i = 1; i < 2_000; i += 2) {
+                store.buryIfLeased(new BuryCommand(NS, new LeaseRef(claimed.get(i).id(), 1), "x", null));
+            }
+            assertThat(store.redrive(new RedriveCommand(NS, null, "t", null))).isEqualTo(1_000);
+            assertThat(store.stats(NS).completed()).isEqualTo(5_000);
+            assertThat(store.stats(NS).pending()).isEqualTo(1_000);
+        } finally {
+            PostgresTestServer.dropSchema(schema);
+        }
+    }
+
+    private static void fill(StoreFixture db, int count, int topics) {
+        for (int start = 0; start < count; start += 1000) {
+            List<NewMessage> messages = new ArrayList<>();
+            for (int i = start; i < start + 1000; i++) {
+                messages.add(new NewMessage(NS, "t" + (i % topics), "{}", Map.of(), i % 10, 3, i % 2 == 0 ? "k" + i : null,
+                        null, Duration.ZERO));
+            }
+            db.publishAll(messages, NOW);
+        }
+    }
+
+    /** The generic plan of a mapped statement, with $n where MyBatis binds parameters. */
+    private static String genericPlan(StoreFixture db, Connection simple, String statement) throws SQLException {
+        Map<String, Object> params = new HashMap<>();
+        params.put("namespace", NS);
+        params.put("ids", new Long[]{1L});
+        params.put("tokens", new Long[]{1L});
+        params.put("now", null);
+        params.put("archive", false);
+        params.put("topics", new String[]{"t"});
+        params.put("worker", "w");
+        params.put("limit", 10);
+        params.put("leaseToken", 1L);
+        params.put("leaseMicros", 1L);
+        params.put("delayMicros", statement.equals("publish") ? new Long[]{0L} : (Object) 1L);
+        params.put("error", "e");
+        params.put("id", null);
+        params.put("topic", "t");
+        params.put("namespaces", new String[]{NS});
+        params.put("payloads", new String[]{"{}"});
+        params.put("headers", new String[]{"{}"});
+        params.put("priorities", new Integer[]{0});
+        params.put("maxAttempts", new Integer[]{1});
+        params.put("uniqueKeys", new String[]{"k"});
+        params.put("runAtMicros", new Long[]{null});
+        String sql = db.sessions.getConfiguration().getMappedStatement("queue." + statement).getBoundSql(params).getSql();
+        StringBuilder numbered = new StringBuilder();
+        int n = 0;
+        for (char c : sql.toCharArray()) {
+            if (c == '?') {
+                numbered.append('$').append(++n);
+            } else {
+                numbered.append(c);
+            }
+        }
+        try (Statement explain = simple.createStatement();
+             ResultSet rs = explain.executeQuery("EXPLAIN (VERBOSE, GENERIC_PLAN) " + numbered)) {
+            StringBuilder plan = new StringBuilder();
+            while (rs.next()) {
+                plan.append(rs.getString(1)).append('\n');
+            }
+            return plan.toString();
+        }
+    }
+
+    private static int serverVersion(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery("SHOW server_version_num")) {
+            rs.next();
+            return Integer.parseInt(rs.getString(1));
+        }
+    }
+}

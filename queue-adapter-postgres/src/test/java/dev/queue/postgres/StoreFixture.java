@@ -1,0 +1,99 @@
+package dev.queue.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.StoredOutcome;
+import org.apache.ibatis.session.SqlSessionFactory;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** A migrated schema of its own and a store over it, for tests that drive the port directly. */
+final class StoreFixture implements AutoCloseable {
+
+    static final String NS = "ns";
+
+    final HikariDataSource pool;
+    final String schema;
+    final SqlSessionFactory sessions;
+    final PostgresMessageStore store;
+
+    StoreFixture(String prefix, CompletedRetention retention) {
+        this.pool = PostgresTestServer.newPool(prefix, 12);
+        this.schema = PostgresTestServer.freshSchema(prefix);
+        this.sessions = MyBatisSupport.sessionFactory(pool, schema);
+        SchemaMigrator.migrate(sessions, schema);
+        this.store = new PostgresMessageStore(sessions, retention);
+    }
+
+    static NewMessage message(String topic) {
+        return new NewMessage(NS, topic, "{}", Map.of(), 0, 3, null, null, Duration.ZERO);
+    }
+
+    static NewMessage message(String namespace, String topic, String json) {
+        return new NewMessage(namespace, topic, json, Map.of(), 0, 3, null, null, Duration.ZERO);
+    }
+
+    long publish(NewMessage message, Instant now) {
+        List<StoredOutcome> outcomes = store.publish(new PublishCommand(List.of(message), now));
+        return outcomes.get(0).id();
+    }
+
+    List<StoredOutcome> publishAll(List<NewMessage> messages, Instant now) {
+        return store.publish(new PublishCommand(messages, now));
+    }
+
+    List<ClaimedMessage> claim(String topic, int limit, long token, Instant now) {
+        return store.claim(new ClaimCommand(NS, List.of(topic), "w", limit, Duration.ofSeconds(30), token, now));
+    }
+
+    ClaimedMessage claimOne(String topic, long token, Instant now) {
+        List<ClaimedMessage> claimed = claim(topic, 1, token, now);
+        if (claimed.size() != 1) {
+            throw new AssertionError("expected one claimable message on " + topic + ", got " + claimed);
+        }
+        return claimed.get(0);
+    }
+
+    /** Runs a query on a connection of its own and returns the first column of every row. */
+    List<Object> query(String sql) {
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery(sql.replace("$s", "\"" + schema + "\""))) {
+            List<Object> values = new ArrayList<>();
+            while (rs.next()) {
+                values.add(rs.getObject(1));
+            }
+            return values;
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    long count(String table) {
+        return ((Number) query("SELECT count(*) FROM $s." + table).get(0)).longValue();
+    }
+
+    void execute(String sql) {
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(sql.replace("$s", "\"" + schema + "\""));
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        PostgresTestServer.dropSchema(schema);
+        pool.close();
+    }
+}
