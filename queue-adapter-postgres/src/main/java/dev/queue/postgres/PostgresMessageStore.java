@@ -64,6 +64,9 @@ final class PostgresMessageStore implements MessageStore {
     private final SqlSessionFactory sessions;
     private final Sessions runner;
     private final boolean archive;
+    /** Topics this process saw registered: publishes to them may take the fast path. */
+    private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
 
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
         this.sessions = Objects.requireNonNull(sessions, "sessions");
@@ -79,10 +82,70 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public List<StoredOutcome> publish(PublishCommand command) {
-        if (command.messages().isEmpty()) {
+        List<NewMessage> messages = command.messages();
+        if (messages.isEmpty()) {
             return List.of();
         }
-        return inTransaction("publish", session -> publishIn(session, command));
+        if (!canPublishFast(messages)) {
+            List<StoredOutcome> outcomes = inTransaction("publish", session -> publishIn(session, command));
+            for (NewMessage message : messages) {
+                registeredTopics.add(wakeKey(message));
+            }
+            return outcomes;
+        }
+        return publishFast(messages, command.now());
+    }
+
+    /**
+     * Without unique keys and on topics already registered, a publish is a plain multi-row insert: no dedup
+     * bookkeeping, and a wake-up only when the limiter allows one (a trailing one follows after commit otherwise).
+     */
+    private boolean canPublishFast(List<NewMessage> messages) {
+        for (NewMessage message : messages) {
+            if (message.uniqueKey() != null || !registeredTopics.contains(wakeKey(message))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private List<StoredOutcome> publishFast(List<NewMessage> messages, Instant now) {
+        java.util.LinkedHashSet<String> keys = new java.util.LinkedHashSet<>();
+        for (NewMessage message : messages) {
+            keys.add(wakeKey(message));
+        }
+        List<String> notifyNow = new ArrayList<>(keys.size());
+        List<String> heldBack = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            (limiter.notifyNow(key) ? notifyNow : heldBack).add(key);
+        }
+        List<Integer> all = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            all.add(i);
+        }
+        Map<String, Object> params = publishParams(messages, all, now);
+        params.put("notifyKeys", notifyNow.toArray(new String[0]));
+        List<Long> ids = autoCommit("publish", session -> session.selectList("queue.publishFast", params));
+        if (ids.size() != messages.size()) {
+            throw new IllegalStateException("publish returned " + ids.size() + " ids for " + messages.size() + " messages");
+        }
+        for (String key : heldBack) {
+            limiter.committedWithout(key);
+        }
+        List<StoredOutcome> outcomes = new ArrayList<>(ids.size());
+        for (Long id : ids) {
+            outcomes.add(new StoredOutcome(id, false));
+        }
+        return outcomes;
+    }
+
+    private static String wakeKey(NewMessage message) {
+        return message.namespace() + '/' + message.topic();
+    }
+
+    /** Wake-ups of fast publishes go through this limiter; by default none limits (a notify per publish). */
+    void useNotifyLimiter(NotifyLimiter value) {
+        this.limiter = Objects.requireNonNull(value, "limiter");
     }
 
     /** Publishes on the caller's connection, inside the caller's transaction: it commits or rolls back with it. */

@@ -138,6 +138,8 @@ public final class PostgresQueue implements Queue {
             }
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention());
             Clock clock = config.clock() != null ? config.clock() : SystemClock.pacingOnly();
+            NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
+            store.useNotifyLimiter(limiter);
             WakeUps wakeUps;
             if (config.listen()) {
                 listener = new PostgresWakeUps(schema, listenSource, sessions, store::notifyChannel,
@@ -155,7 +157,10 @@ public final class PostgresQueue implements Queue {
                     .clock(clock)
                     .options(config.queueOptions())
                     .defaultCodec(new JacksonPayloadCodec())
-                    .onClose(() -> release(toClose, ownedPool))
+                    .onClose(() -> {
+                        limiter.close();
+                        release(toClose, ownedPool);
+                    })
                     .build();
             LOG.info("queue started on schema {} ({})", schema, config);
             return new PostgresQueue(engine, store, listener, config, clock);

@@ -4,6 +4,7 @@ import dev.queue.api.InvalidInputException;
 import dev.queue.api.QueueOptions;
 import dev.queue.domain.port.Clock;
 
+import java.time.Duration;
 import java.util.regex.Pattern;
 
 /**
@@ -33,6 +34,8 @@ public final class PostgresQueueConfig {
 
     public static final String DEFAULT_SCHEMA = "queue";
     public static final int DEFAULT_POOL_SIZE = 10;
+    /** At most one wake-up per topic per this window from a publishing process; what it holds back, a trailing one covers. */
+    public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(5);
     public static final int MAX_POOL_SIZE = 1000;
     /** Lower-case, so the name means the same quoted or not; short enough for the derived channel name. */
     static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
@@ -44,22 +47,24 @@ public final class PostgresQueueConfig {
     private final CompletedRetention completedRetention;
     private final boolean listen;
     private final Clock clock;
+    private final Duration notifyWindow;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
-                                CompletedRetention completedRetention, boolean listen, Clock clock) {
+                                CompletedRetention completedRetention, boolean listen, Clock clock, Duration notifyWindow) {
         this.schema = schema;
         this.queueOptions = queueOptions;
         this.poolSize = poolSize;
         this.migrateOnStart = migrateOnStart;
         this.completedRetention = completedRetention;
         this.listen = listen;
+        this.notifyWindow = notifyWindow;
         this.clock = clock;
     }
 
     /** Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen. */
     public static PostgresQueueConfig defaults() {
         return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
-                CompletedRetention.DELETE, true, null);
+                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW);
     }
 
     /**
@@ -68,14 +73,14 @@ public final class PostgresQueueConfig {
      */
     public PostgresQueueConfig schema(String value) {
         checkSchema(value);
-        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock);
+        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow);
     }
 
     public PostgresQueueConfig queueOptions(QueueOptions value) {
         if (value == null) {
             throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
         }
-        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock);
+        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow);
     }
 
     /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
@@ -83,22 +88,22 @@ public final class PostgresQueueConfig {
         if (value < 1 || value > MAX_POOL_SIZE) {
             throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
         }
-        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock);
+        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow);
     }
 
     public PostgresQueueConfig migrateOnStart(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow);
     }
 
     public PostgresQueueConfig completedRetention(CompletedRetention value) {
         if (value == null) {
             throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow);
     }
 
     public PostgresQueueConfig listen(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow);
     }
 
     /**
@@ -106,7 +111,7 @@ public final class PostgresQueueConfig {
      * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
      */
     public PostgresQueueConfig clock(Clock value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow);
     }
 
     public String schema() {
@@ -127,6 +132,24 @@ public final class PostgresQueueConfig {
 
     public CompletedRetention completedRetention() {
         return completedRetention;
+    }
+
+    /**
+     * Publishers send at most one wake-up (NOTIFY) per topic per window; publishes inside a window are covered by
+     * one trailing wake-up sent after they commit. Every NOTIFY takes one global lock at commit, so notifying on
+     * each publish caps single-message publishing near 2,500 per second; the window removes that cap and costs
+     * at most the window in wake-up latency. Zero notifies on every publish. Publishes on a caller's connection
+     * always notify inside the caller's transaction. 0 to 1 s; default 5 ms.
+     */
+    public PostgresQueueConfig notifyWindow(Duration value) {
+        if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
+        }
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value);
+    }
+
+    public Duration notifyWindow() {
+        return notifyWindow;
     }
 
     public boolean listen() {

@@ -33,6 +33,7 @@ final class BenchDatabase implements AutoCloseable {
                 .setServerConfig("synchronous_commit", "on")
                 .setServerConfig("max_connections", "300")
                 .setServerConfig("shared_buffers", "256MB")
+                .setServerConfig("shared_preload_libraries", "pg_stat_statements")
                 .start();
         return new BenchDatabase(pg, pg.getJdbcUrl("postgres", "postgres"));
     }
@@ -82,6 +83,34 @@ final class BenchDatabase implements AutoCloseable {
                      + schema.replace("'", "''") + "'")) {
             rs.next();
             return rs.getLong(1);
+        }
+    }
+
+    /** The statements that took the most server time, for finding what is in the way (needs pg_stat_statements). */
+    String topStatements(int limit) {
+        StringBuilder out = new StringBuilder();
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            try (ResultSet rs = s.executeQuery("SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, "
+                    + "round(mean_exec_time::numeric, 3) AS mean_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) "
+                    + "FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT " + limit)) {
+                while (rs.next()) {
+                    out.append(String.format("%8d calls %8s ms total %8s ms mean %9d rows  %s%n", rs.getLong(1), rs.getString(2),
+                            rs.getString(3), rs.getLong(4), rs.getString(5)));
+                }
+            }
+        } catch (SQLException e) {
+            out.append("pg_stat_statements unavailable: ").append(e.getMessage());
+        }
+        return out.toString();
+    }
+
+    void resetStatements() {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            s.execute("SELECT pg_stat_statements_reset()");
+        } catch (SQLException e) {
+            // Only a diagnostic: without the extension the run goes on.
         }
     }
 

@@ -76,6 +76,9 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--ceiling-seconds", description = "seconds to measure the raw SQL ceiling; 0 skips it", defaultValue = "15")
     int ceilingSeconds;
 
+    @Option(names = "--statements", description = "print the statements that took the most server time (pg_stat_statements)")
+    boolean statements;
+
     @Option(names = "--timeseries", description = "write per-second throughput and latency to this CSV file")
     Path timeseries;
 
@@ -107,7 +110,13 @@ public final class EndToEnd implements Callable<Integer> {
                 log("ceiling: %.0f messages/s", ceiling);
             }
             db.dropSchema(SCHEMA);
+            if (statements) {
+                db.resetStatements();
+            }
             Result result = runQueue(db, bulk, producerThreads);
+            if (statements) {
+                log("top statements by server time:%n%s", db.topStatements(12));
+            }
             long deadTuples = db.deadTuples(SCHEMA);
             Histogram total = latency.total();
             double ratio = ceiling > 0 ? result.throughput / ceiling : 0;

@@ -89,11 +89,15 @@ final class SubscriberRuntime implements Subscription {
 
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
     private final Semaphore slots;
+    /** Free slots worth a claim while handlers still run: half a claim batch, at least one. */
+    private final int claimThreshold;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeCondition = lock.newCondition();
     private boolean wakeRequested;
     private volatile boolean running;
+    /** The last claim filled every slot it asked for: more is waiting. */
+    private volatile boolean backlogged;
     private volatile boolean closing;
     private final AtomicLong lastExtendNanos = new AtomicLong();
 
@@ -111,6 +115,7 @@ final class SubscriberRuntime implements Subscription {
         this.topics = List.copyOf(subscriber.topics());
         this.lease = subscriber.lease();
         this.slots = new Semaphore(subscriber.concurrency());
+        this.claimThreshold = Math.max(1, Math.min(subscriber.concurrency(), MAX_CLAIM) / 2);
         this.backoff = subscriber.backoff();
         this.label = "queue-" + namespace.name() + "-" + String.join("+", topics) + "-" + SEQUENCE.incrementAndGet();
     }
@@ -161,7 +166,10 @@ final class SubscriberRuntime implements Subscription {
             try {
                 extendLeasesIfDue();
                 int free = slots.availablePermits();
-                if (free == 0) {
+                // While a backlog waits (the last claim came back full), claim in batches: wait until a worthwhile
+                // share of the slots is free, or every finishing handler would cost a claim statement of its own.
+                // Without a backlog, any free slot claims at once, so a new message never waits for a batch.
+                if (free == 0 || (backlogged && free < claimThreshold && inFlight.get() > 0)) {
                     awaitWake(engine.options().sweepInterval());
                     continue;
                 }
@@ -185,6 +193,7 @@ final class SubscriberRuntime implements Subscription {
                     throw e;
                 }
                 slots.release(want - claimed.size());
+                backlogged = claimed.size() == want;
                 failures = 0;
                 for (Delivery delivery : claimed) {
                     dispatch(delivery);
@@ -217,7 +226,9 @@ final class SubscriberRuntime implements Subscription {
                         runHandler(entry);
                     } finally {
                         slots.release();
-                        wake();
+                        if (!backlogged || slots.availablePermits() >= claimThreshold || inFlight.get() == 0) {
+                            wake();
+                        }
                     }
                 }
             });
