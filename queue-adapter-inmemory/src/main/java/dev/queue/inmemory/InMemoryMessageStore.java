@@ -180,7 +180,33 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     public boolean replaceSchedule(ScheduleRecord schedule) {
         lock.lock();
         try {
-            return schedules.replace(new ScheduleKey(schedule.namespace(), schedule.name()), schedule) != null;
+            ScheduleKey key = new ScheduleKey(schedule.namespace(), schedule.name());
+            ScheduleRecord stored = schedules.get(key);
+            if (stored == null) {
+                return false;
+            }
+            schedules.put(key, new ScheduleRecord(schedule.namespace(), schedule.name(), schedule.cron(), schedule.interval(),
+                    schedule.timeZone(), schedule.topic(), schedule.json(), schedule.headers(), schedule.priority(),
+                    schedule.maxAttempts(), schedule.startAt(), schedule.endAt(), schedule.missedRuns(), schedule.paused(),
+                    schedule.nextRunAt(), stored.lastRunAt(), stored.createdAt(), schedule.updatedAt()));
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean setPaused(String namespace, String name, boolean paused, Instant nextRunAt, Instant updatedAt) {
+        lock.lock();
+        try {
+            ScheduleRecord s = schedules.get(new ScheduleKey(namespace, name));
+            if (s == null) {
+                return false;
+            }
+            schedules.put(new ScheduleKey(namespace, name), new ScheduleRecord(s.namespace(), s.name(), s.cron(), s.interval(),
+                    s.timeZone(), s.topic(), s.json(), s.headers(), s.priority(), s.maxAttempts(), s.startAt(), s.endAt(),
+                    s.missedRuns(), paused, nextRunAt != null ? nextRunAt : s.nextRunAt(), s.lastRunAt(), s.createdAt(), updatedAt));
+            return true;
         } finally {
             lock.unlock();
         }

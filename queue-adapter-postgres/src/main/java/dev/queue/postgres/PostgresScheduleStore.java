@@ -46,6 +46,15 @@ final class PostgresScheduleStore implements ScheduleStore {
     }
 
     @Override
+    public boolean setPaused(String namespace, String name, boolean paused, Instant nextRunAt, Instant updatedAt) {
+        Map<String, Object> params = new HashMap<>(key(namespace, name));
+        params.put("paused", paused);
+        params.put("nextRunAt", nextRunAt);
+        params.put("updatedAt", updatedAt);
+        return sessions.autoCommit("schedule pause", s -> s.update("queue.setSchedulePaused", params)) > 0;
+    }
+
+    @Override
     public boolean deleteSchedule(String namespace, String name) {
         return sessions.autoCommit("schedule delete", s -> s.delete("queue.deleteSchedule", key(namespace, name))) > 0;
     }

@@ -113,7 +113,7 @@ final class SchedulesService implements Schedules {
     public void pause(String name) {
         ScheduleRecord s = existing(name);
         Instant now = engine.clock().now();
-        if (!s.paused() && !store().replaceSchedule(withState(s, true, s.nextRunAt(), s.lastRunAt(), s.createdAt(), now))) {
+        if (!s.paused() && !store().setPaused(namespace, name, true, null, now)) {
             throw new ScheduleNotFoundException(namespace, name);
         }
     }
@@ -123,7 +123,7 @@ final class SchedulesService implements Schedules {
         ScheduleRecord s = existing(name);
         Instant now = engine.clock().now();
         if (s.paused()) {
-            if (!store().replaceSchedule(withState(s, false, SchedulePlanner.nextRunAfter(s, now), s.lastRunAt(), s.createdAt(), now))) {
+            if (!store().setPaused(namespace, name, false, SchedulePlanner.nextRunAfter(s, now), now)) {
                 throw new ScheduleNotFoundException(namespace, name);
             }
             engine.schedulesChanged();
