@@ -25,8 +25,12 @@ final class Ceiling {
     private final int consumers;
     private final boolean bulk;
     private final int batch;
+    private final long maxBacklog;
+    private final AtomicLong inserted = new AtomicLong();
+    private final AtomicLong done = new AtomicLong();
 
-    Ceiling(BenchDatabase db, int producers, int consumers, boolean bulk, int batch) {
+    Ceiling(BenchDatabase db, int producers, int consumers, boolean bulk, int batch, long maxBacklog) {
+        this.maxBacklog = maxBacklog;
         this.db = db;
         this.producers = producers;
         this.consumers = consumers;
@@ -46,7 +50,6 @@ final class Ceiling {
                     + "WITH (fillfactor = 70)");
             s.execute("CREATE INDEX ON " + SCHEMA + ".message (namespace, topic, priority, run_at, id) WHERE state = 'pending'");
         }
-        AtomicLong done = new AtomicLong();
         long warmupNanos = 2_000_000_000L;
         long end = System.nanoTime() + warmupNanos + seconds * 1_000_000_000L;
         CountDownLatch finished = new CountDownLatch(producers + consumers);
@@ -67,7 +70,7 @@ final class Ceiling {
         for (int i = 0; i < consumers; i++) {
             threads.add(new Thread(() -> {
                 try (Connection c = db.connect()) {
-                    consume(c, end, done);
+                    consume(c, end);
                 } catch (Exception e) {
                     failures.add(e);
                 } finally {
@@ -99,23 +102,32 @@ final class Ceiling {
                 String[] payloads = new String[batch];
                 java.util.Arrays.fill(payloads, "{\"n\":1}");
                 while (System.nanoTime() < end) {
+                    awaitRoom(end);
                     Array array = c.createArrayOf("text", payloads);
                     insert.setArray(1, array);
-                    insert.executeUpdate();
+                    inserted.addAndGet(insert.executeUpdate());
                 }
             }
         } else {
             try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + SCHEMA + ".message (namespace, topic, payload) "
                     + "VALUES ('bench', 'bench', ?::json)")) {
                 while (System.nanoTime() < end) {
+                    awaitRoom(end);
                     insert.setString(1, "{\"n\":1}");
-                    insert.executeUpdate();
+                    inserted.addAndGet(insert.executeUpdate());
                 }
             }
         }
     }
 
-    private void consume(Connection c, long end, AtomicLong done) throws SQLException {
+    /** Producers hold back while the backlog is at its bound, as the queue's producers do: consumers set the pace. */
+    private void awaitRoom(long end) {
+        while (maxBacklog > 0 && inserted.get() - done.get() >= maxBacklog && System.nanoTime() < end) {
+            java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+        }
+    }
+
+    private void consume(Connection c, long end) throws SQLException {
         try (PreparedStatement claim = c.prepareStatement("WITH picked AS MATERIALIZED (SELECT id FROM " + SCHEMA + ".message "
                 + "WHERE namespace = 'bench' AND topic = 'bench' AND state = 'pending' AND run_at <= now() "
                 + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) "

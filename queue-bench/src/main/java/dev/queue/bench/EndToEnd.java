@@ -64,6 +64,10 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--batch", description = "messages per publish in bulk mode", defaultValue = "100")
     int batch;
 
+    @Option(names = "--max-backlog", description = "producers pause while this many published messages wait unhandled "
+            + "(0: never), so the sustained end-to-end rate is measured rather than how fast a backlog grows", defaultValue = "20000")
+    long maxBacklog;
+
     @Option(names = "--replicas", description = "subscriber stacks, each with its own pool", defaultValue = "2")
     int replicas;
 
@@ -106,7 +110,7 @@ public final class EndToEnd implements Callable<Integer> {
             if (ceilingSeconds > 0) {
                 log("measuring the raw SQL ceiling for %d s (%d producer and %d consumer connections)", ceilingSeconds, producerThreads,
                         replicas * pool);
-                ceiling = new Ceiling(db, producerThreads, replicas * pool, bulk, batch).measure(ceilingSeconds);
+                ceiling = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog).measure(ceilingSeconds);
                 log("ceiling: %.0f messages/s", ceiling);
             }
             db.dropSchema(SCHEMA);
@@ -121,11 +125,11 @@ public final class EndToEnd implements Callable<Integer> {
             Histogram total = latency.total();
             double ratio = ceiling > 0 ? result.throughput / ceiling : 0;
             String json = String.format(Locale.ROOT,
-                    "{\"mode\":\"%s\",\"duration_s\":%d,\"messages\":%d,\"published\":%d,\"throughput_per_s\":%.1f,\"ceiling_per_s\":%.1f,"
+                    "{\"mode\":\"%s\",\"max_backlog\":%d,\"duration_s\":%d,\"messages\":%d,\"published\":%d,\"throughput_per_s\":%.1f,\"ceiling_per_s\":%.1f,"
                             + "\"ratio\":%.3f,\"latency_p50_ms\":%.3f,\"latency_p90_ms\":%.3f,\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,"
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"dead_tuples\":%d,\"postgres_version\":\"%s\"}",
-                    mode, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
+                    mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, deadTuples, version.replace("\"", ""));
@@ -279,6 +283,9 @@ public final class EndToEnd implements Callable<Integer> {
             messages.add(Message.to(TOPIC).json("{\"order\":" + i + ",\"amount\":4200}"));
         }
         while (producing) {
+            while (maxBacklog > 0 && rate == 0 && published.get() - handled.get() >= maxBacklog + backlog && producing) {
+                LockSupport.parkNanos(200_000L);
+            }
             if (intervalNanos > 0) {
                 next += intervalNanos;
                 long wait = next - System.nanoTime();
