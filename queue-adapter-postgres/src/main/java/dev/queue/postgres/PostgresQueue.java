@@ -139,6 +139,8 @@ public final class PostgresQueue implements Queue {
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention());
             Clock clock = config.clock() != null ? config.clock() : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
+            HotTableVacuum vacuum = config.vacuumInterval().isZero() ? null
+                    : new HotTableVacuum(new Sessions(sessions), config.vacuumInterval(), PostgresQueueConfig.VACUUM_THRESHOLD, schema);
             store.useNotifyLimiter(limiter);
             WakeUps wakeUps;
             if (config.listen()) {
@@ -158,6 +160,9 @@ public final class PostgresQueue implements Queue {
                     .options(config.queueOptions())
                     .defaultCodec(new JacksonPayloadCodec())
                     .onClose(() -> {
+                        if (vacuum != null) {
+                            vacuum.close();
+                        }
                         limiter.close();
                         release(toClose, ownedPool);
                     })

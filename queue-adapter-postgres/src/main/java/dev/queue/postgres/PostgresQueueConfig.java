@@ -36,6 +36,9 @@ public final class PostgresQueueConfig {
     public static final int DEFAULT_POOL_SIZE = 10;
     /** At most one wake-up per topic per this window from a publishing process; what it holds back, a trailing one covers. */
     public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(5);
+    /** How often a queue checks the hot table's dead row versions and vacuums past {@link #VACUUM_THRESHOLD}. */
+    public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(2);
+    public static final long VACUUM_THRESHOLD = 20_000;
     public static final int MAX_POOL_SIZE = 1000;
     /** Lower-case, so the name means the same quoted or not; short enough for the derived channel name. */
     static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
@@ -48,9 +51,11 @@ public final class PostgresQueueConfig {
     private final boolean listen;
     private final Clock clock;
     private final Duration notifyWindow;
+    private final Duration vacuumInterval;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
-                                CompletedRetention completedRetention, boolean listen, Clock clock, Duration notifyWindow) {
+                                CompletedRetention completedRetention, boolean listen, Clock clock, Duration notifyWindow,
+                                Duration vacuumInterval) {
         this.schema = schema;
         this.queueOptions = queueOptions;
         this.poolSize = poolSize;
@@ -58,13 +63,14 @@ public final class PostgresQueueConfig {
         this.completedRetention = completedRetention;
         this.listen = listen;
         this.notifyWindow = notifyWindow;
+        this.vacuumInterval = vacuumInterval;
         this.clock = clock;
     }
 
     /** Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen. */
     public static PostgresQueueConfig defaults() {
         return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
-                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW);
+                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL);
     }
 
     /**
@@ -73,14 +79,14 @@ public final class PostgresQueueConfig {
      */
     public PostgresQueueConfig schema(String value) {
         checkSchema(value);
-        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow);
+        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
     }
 
     public PostgresQueueConfig queueOptions(QueueOptions value) {
         if (value == null) {
             throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
         }
-        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow);
+        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
     }
 
     /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
@@ -88,22 +94,22 @@ public final class PostgresQueueConfig {
         if (value < 1 || value > MAX_POOL_SIZE) {
             throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
         }
-        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow);
+        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
     }
 
     public PostgresQueueConfig migrateOnStart(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow, vacuumInterval);
     }
 
     public PostgresQueueConfig completedRetention(CompletedRetention value) {
         if (value == null) {
             throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow, vacuumInterval);
     }
 
     public PostgresQueueConfig listen(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow, vacuumInterval);
     }
 
     /**
@@ -111,7 +117,7 @@ public final class PostgresQueueConfig {
      * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
      */
     public PostgresQueueConfig clock(Clock value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow, vacuumInterval);
     }
 
     public String schema() {
@@ -145,7 +151,23 @@ public final class PostgresQueueConfig {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value, vacuumInterval);
+    }
+
+    /**
+     * Every interval, vacuum the hot table if it holds more than {@value #VACUUM_THRESHOLD} dead row versions, so
+     * claims do not slow down between autovacuum's visits (once a minute by default). Zero turns it off (leave it
+     * to autovacuum). 0 to 1 h; default 2 s.
+     */
+    public PostgresQueueConfig vacuumInterval(Duration value) {
+        if (value == null || value.isNegative() || value.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("vacuumInterval", value, "0 (off) to 1 h");
+        }
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, value);
+    }
+
+    public Duration vacuumInterval() {
+        return vacuumInterval;
     }
 
     public Duration notifyWindow() {

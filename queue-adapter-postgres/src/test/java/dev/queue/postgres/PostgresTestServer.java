@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PostgresTestServer {
 
     public static final String URL_VARIABLE = "QUEUE_TEST_DATABASE_URL";
+    /** "true": a PostgreSQL container through Testcontainers (needs a reachable Docker engine). */
+    public static final String TESTCONTAINERS_VARIABLE = "QUEUE_TEST_TESTCONTAINERS";
 
     private static final AtomicInteger SCHEMAS = new AtomicInteger();
     private static String jdbcUrl;
@@ -37,6 +39,8 @@ public final class PostgresTestServer {
             String configured = System.getenv(URL_VARIABLE);
             if (configured != null && !configured.isBlank()) {
                 jdbcUrl = configured.strip();
+            } else if (Boolean.parseBoolean(System.getenv(TESTCONTAINERS_VARIABLE))) {
+                jdbcUrl = startContainer();
             } else {
                 jdbcUrl = startEmbedded();
             }
@@ -81,6 +85,15 @@ public final class PostgresTestServer {
         } catch (SQLException e) {
             throw new IllegalStateException("test SQL failed: " + sql, e);
         }
+    }
+
+    private static String startContainer() {
+        org.testcontainers.containers.PostgreSQLContainer<?> container =
+                new org.testcontainers.containers.PostgreSQLContainer<>("postgres:17-alpine");
+        container.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "postgres-container-shutdown"));
+        return container.getJdbcUrl() + (container.getJdbcUrl().contains("?") ? "&" : "?") + "user=" + container.getUsername()
+                + "&password=" + container.getPassword();
     }
 
     private static String startEmbedded() {

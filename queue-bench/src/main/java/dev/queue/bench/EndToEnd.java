@@ -68,6 +68,14 @@ public final class EndToEnd implements Callable<Integer> {
             + "(0: never), so the sustained end-to-end rate is measured rather than how fast a backlog grows", defaultValue = "20000")
     long maxBacklog;
 
+    @Option(names = "--vacuum-interval", description = "seconds between the queue's own hot-table vacuum checks; 0: autovacuum only",
+            defaultValue = "2")
+    int vacuumIntervalSeconds;
+
+    @Option(names = "--notify-window-ms", description = "publisher-side wake-up window in ms; 0: notify on every publish",
+            defaultValue = "5")
+    int notifyWindowMs;
+
     @Option(names = "--replicas", description = "subscriber stacks, each with its own pool", defaultValue = "2")
     int replicas;
 
@@ -152,7 +160,8 @@ public final class EndToEnd implements Callable<Integer> {
 
     private Result runQueue(BenchDatabase db, boolean bulk, int producerThreads) throws Exception {
         QueueOptions options = QueueOptions.defaults().defaultMaxAttempts(3);
-        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SCHEMA).queueOptions(options);
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SCHEMA).queueOptions(options)
+                .vacuumInterval(Duration.ofSeconds(vacuumIntervalSeconds)).notifyWindow(Duration.ofMillis(notifyWindowMs));
         List<AutoCloseable> resources = new ArrayList<>();
         try {
             HikariDataSource producerPool = pool(db, producerThreads, "bench-producers");
