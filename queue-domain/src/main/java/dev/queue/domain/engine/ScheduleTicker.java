@@ -9,8 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Fires due schedules of every namespace by itself, so applications need no external cron: every tick
@@ -23,9 +21,7 @@ final class ScheduleTicker {
 
     private final QueueEngine engine;
     private final Duration interval;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private boolean wakeRequested;
+    private final WakeSignal signal = new WakeSignal();
     private volatile boolean stopped;
     private final Thread thread;
     private AutoCloseable clockRegistration;
@@ -82,28 +78,12 @@ final class ScheduleTicker {
     }
 
     void wake() {
-        lock.lock();
-        try {
-            wakeRequested = true;
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        signal.wake();
     }
 
     private void await(Duration wait) {
-        long nanos = wait.toNanos();
-        lock.lock();
-        try {
-            while (!wakeRequested && !stopped && nanos > 0) {
-                nanos = changed.awaitNanos(nanos);
-            }
-            wakeRequested = false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!signal.await(wait)) {
             stopped = true;
-        } finally {
-            lock.unlock();
         }
     }
 

@@ -33,8 +33,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs one subscriber: claims as many messages as it has free handler slots, runs the handler for each,
@@ -92,9 +90,8 @@ final class SubscriberRuntime implements Subscription {
     /** Free slots worth a claim while handlers still run: half a claim batch, at least one. */
     private final int claimThreshold;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition wakeCondition = lock.newCondition();
-    private boolean wakeRequested;
+    private final WakeSignal signal = new WakeSignal();
+    private final java.util.concurrent.atomic.AtomicBoolean closeStarted = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean running;
     /** The last claim filled every slot it asked for: more is waiting. */
     private volatile boolean backlogged;
@@ -372,30 +369,14 @@ final class SubscriberRuntime implements Subscription {
     }
 
     void wake() {
-        lock.lock();
-        try {
-            wakeRequested = true;
-            wakeCondition.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        signal.wake();
     }
 
     private void awaitWake(Duration max) {
         // With handlers running, wake often enough to keep their leases extended.
         Duration bound = held.isEmpty() ? max : min(max, min(lease.dividedBy(4), engine.options().sweepInterval()));
-        long nanos = Math.max(0, bound.toNanos());
-        lock.lock();
-        try {
-            while (!wakeRequested && nanos > 0 && running && !closing) {
-                nanos = wakeCondition.awaitNanos(nanos);
-            }
-            wakeRequested = false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!signal.await(bound)) {
             closing = true;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -410,16 +391,11 @@ final class SubscriberRuntime implements Subscription {
 
     @Override
     public void close(Duration timeout) {
-        lock.lock();
-        try {
-            if (closing) {
-                return;
-            }
-            closing = true;
-            wakeCondition.signalAll();
-        } finally {
-            lock.unlock();
+        if (!closeStarted.compareAndSet(false, true)) {
+            return;
         }
+        closing = true;
+        signal.wake();
         try {
             if (wakeRegistration != null) {
                 wakeRegistration.close();
