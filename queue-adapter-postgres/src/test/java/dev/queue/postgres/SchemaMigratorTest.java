@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -169,15 +168,6 @@ class SchemaMigratorTest {
     }
 
     private List<Object> query(String sql) {
-        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement();
-             ResultSet rs = statement.executeQuery(sql)) {
-            List<Object> values = new ArrayList<>();
-            while (rs.next()) {
-                values.add(rs.getObject(1));
-            }
-            return values;
-        } catch (SQLException e) {
-            throw new IllegalStateException(sql, e);
-        }
+        return StoreFixture.firstColumn(pool, sql);
     }
 }

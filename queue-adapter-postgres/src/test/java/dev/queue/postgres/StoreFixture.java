@@ -65,10 +65,15 @@ final class StoreFixture implements AutoCloseable {
         return claimed.get(0);
     }
 
-    /** Runs a query on a connection of its own and returns the first column of every row. */
+    /** Runs a query on a connection of its own and returns the first column of every row; "$s" stands for the schema. */
     List<Object> query(String sql) {
-        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement();
-             ResultSet rs = statement.executeQuery(sql.replace("$s", "\"" + schema + "\""))) {
+        return firstColumn(pool, sql.replace("$s", "\"" + schema + "\""));
+    }
+
+    /** The first column of every row of a query, run on a connection of its own. */
+    static List<Object> firstColumn(javax.sql.DataSource source, String sql) {
+        try (Connection connection = source.getConnection(); Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery(sql)) {
             List<Object> values = new ArrayList<>();
             while (rs.next()) {
                 values.add(rs.getObject(1));

@@ -103,7 +103,7 @@ public final class QueueEngine implements Queue {
         }
         int handled = 0;
         if (scheduleStore != null) {
-            new ScheduleTicker(this, Duration.ZERO).fireAllDue();
+            SchedulesService.fireDue(this, null);
         }
         boolean progress = true;
         while (progress) {

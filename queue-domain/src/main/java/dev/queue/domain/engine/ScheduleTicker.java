@@ -1,13 +1,11 @@
 package dev.queue.domain.engine;
 
-import dev.queue.domain.port.FireCommand;
 import dev.queue.domain.port.FiredMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -38,28 +36,15 @@ final class ScheduleTicker {
         thread.start();
     }
 
-    /** Fires everything due in every namespace; returns how many messages were published. */
-    int fireAllDue() {
-        int total = 0;
-        List<FiredMessage> batch;
-        do {
-            batch = engine.scheduleStore().fireDueSchedules(
-                    new FireCommand(null, SchedulesService.FIRE_BATCH, engine.commandTime(), SchedulesService.planner()));
-            for (FiredMessage m : batch) {
-                log.debug("schedule {} (namespace {}) fired for {} as message {}; next run {}", m.name(), m.namespace(), m.dueAt(),
-                        m.messageId(), m.nextRunAt());
-            }
-            total += batch.size();
-        } while (batch.size() >= SchedulesService.FIRE_BATCH && !stopped);
-        return total;
-    }
-
     private void run() {
         long failures = 0;
         while (!stopped) {
             Duration wait = interval;
             try {
-                fireAllDue();
+                for (FiredMessage m : SchedulesService.fireDue(engine, null)) {
+                    log.debug("schedule {} (namespace {}) fired for {} as message {}; next run {}", m.name(), m.namespace(), m.dueAt(),
+                            m.messageId(), m.nextRunAt());
+                }
                 failures = 0;
                 Optional<Instant> next = engine.scheduleStore().nextScheduleRunAt(null);
                 if (next.isPresent()) {

@@ -132,19 +132,23 @@ final class SchedulesService implements Schedules {
 
     @Override
     public List<FiredSchedule> tick() {
+        engine.ensureOpen();
         List<FiredSchedule> fired = new ArrayList<>();
-        List<FiredMessage> batch;
-        do {
-            batch = store().fireDueSchedules(new FireCommand(namespace, FIRE_BATCH, engine.commandTime(), PLANNER));
-            for (FiredMessage m : batch) {
-                fired.add(new FiredSchedule(m.name(), m.dueAt(), MessageId.of(m.messageId()), m.nextRunAt()));
-            }
-        } while (batch.size() >= FIRE_BATCH);
+        for (FiredMessage m : fireDue(engine, namespace)) {
+            fired.add(new FiredSchedule(m.name(), m.dueAt(), MessageId.of(m.messageId()), m.nextRunAt()));
+        }
         return fired;
     }
 
-    static dev.queue.domain.port.FirePlanner planner() {
-        return PLANNER;
+    /** Fires every due schedule of a namespace (of all when null), batch after batch until none is left. */
+    static List<FiredMessage> fireDue(QueueEngine engine, String namespace) {
+        List<FiredMessage> fired = new ArrayList<>();
+        List<FiredMessage> batch;
+        do {
+            batch = engine.scheduleStore().fireDueSchedules(new FireCommand(namespace, FIRE_BATCH, engine.commandTime(), PLANNER));
+            fired.addAll(batch);
+        } while (batch.size() >= FIRE_BATCH);
+        return fired;
     }
 
     private ScheduleRecord existing(String name) {
