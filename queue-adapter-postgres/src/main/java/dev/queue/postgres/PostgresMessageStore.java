@@ -63,6 +63,7 @@ final class PostgresMessageStore implements MessageStore {
 
     private final SqlSessionFactory sessions;
     private final Sessions runner;
+    private final HotStatements hot;
     private final boolean archive;
     /** Topics this process saw registered: publishes to them may take the fast path. */
     private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -71,6 +72,7 @@ final class PostgresMessageStore implements MessageStore {
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
         this.sessions = Objects.requireNonNull(sessions, "sessions");
         this.runner = new Sessions(sessions);
+        this.hot = new HotStatements(sessions);
         this.archive = retention == CompletedRetention.ARCHIVE;
     }
 
@@ -125,7 +127,7 @@ final class PostgresMessageStore implements MessageStore {
         }
         Map<String, Object> params = publishParams(messages, all, now);
         params.put("notifyKeys", notifyNow.toArray(new String[0]));
-        List<Long> ids = autoCommit("publish", session -> session.selectList("queue.publishFast", params));
+        List<Long> ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
         if (ids.size() != messages.size()) {
             throw new IllegalStateException("publish returned " + ids.size() + " ids for " + messages.size() + " messages");
         }
@@ -266,14 +268,14 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public List<ClaimedMessage> claim(ClaimCommand command) {
-        List<Rows.MessageRow> rows = autoCommit("claim", session -> session.selectList("queue.claim", claimParams(command)));
-        List<ClaimedMessage> claimed = new ArrayList<>(rows.size());
-        for (Rows.MessageRow row : rows) {
-            claimed.add(new ClaimedMessage(row.id, row.namespace, row.topic, row.payload, HeadersJson.read(row.headers),
-                    row.priority, row.attempts, row.maxAttempts, row.leaseToken, row.worker, row.leaseUntil,
-                    row.publishedAt));
-        }
-        return claimed;
+        return hot.autoCommitQuery("claim", "queue.claim", claimParams(command), PostgresMessageStore::claimedMessage);
+    }
+
+    /** A row of {@code queue.claim}, by the position of its RETURNING columns. */
+    private static ClaimedMessage claimedMessage(java.sql.ResultSet row) throws java.sql.SQLException {
+        return new ClaimedMessage(row.getLong(1), row.getString(2), row.getString(3), row.getString(4),
+                HeadersJson.read(row.getString(5)), row.getInt(6), row.getInt(7), row.getInt(8), row.getLong(9),
+                row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12));
     }
 
     /** The plan of the claim statement, as EXPLAIN prints it (nothing is claimed). */
@@ -302,7 +304,7 @@ final class PostgresMessageStore implements MessageStore {
         }
         Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
         params.put("archive", archive);
-        return Set.copyOf(autoCommit("complete", session -> session.<Long>selectList("queue.complete", params)));
+        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", params, HotStatements::firstLong));
     }
 
     /** Completes on the caller's connection, inside the caller's transaction (e.g. a handler's own). */

@@ -25,7 +25,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
@@ -123,7 +122,7 @@ final class SubscriberRuntime implements Subscription {
         if (engine.manualDispatch()) {
             return;
         }
-        handlers = Executors.newFixedThreadPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
+        handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
         acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, label + "-acks");
         wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
         clockRegistration = engine.clock().onAdvance(this::wake);

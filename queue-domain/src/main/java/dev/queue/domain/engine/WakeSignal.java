@@ -12,9 +12,12 @@ final class WakeSignal {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition rung = lock.newCondition();
-    private boolean pending;
+    private volatile boolean pending;
 
     void wake() {
+        if (pending) {
+            return; // rung already and not yet answered: the sleeper will see it (handlers ring this per message)
+        }
         lock.lock();
         try {
             pending = true;
