@@ -2,7 +2,7 @@ package dev.queue.postgres;
 
 import org.apache.ibatis.mapping.BoundSql;
 import org.apache.ibatis.mapping.MappedStatement;
-import org.apache.ibatis.scripting.defaults.DefaultParameterHandler;
+import org.apache.ibatis.mapping.ParameterMapping;
 import org.apache.ibatis.session.Configuration;
 import org.apache.ibatis.session.SqlSessionFactory;
 
@@ -11,8 +11,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +62,10 @@ final class HotStatements {
         MappedStatement statement = configuration.getMappedStatement(id);
         BoundSql bound = statement.getBoundSql(params);
         try (PreparedStatement prepared = connection.prepareStatement(bound.getSql())) {
-            new DefaultParameterHandler(statement, params, bound).setParameters(prepared);
+            List<ParameterMapping> mappings = bound.getParameterMappings();
+            for (int i = 0; i < mappings.size(); i++) {
+                bind(prepared, i + 1, params.get(mappings.get(i).getProperty()));
+            }
             try (ResultSet rows = prepared.executeQuery()) {
                 List<T> result = new ArrayList<>();
                 while (rows.next()) {
@@ -68,6 +73,31 @@ final class HotStatements {
                 }
                 return result;
             }
+        }
+    }
+
+    /**
+     * Binds one value by its Java type, as the mapper's type handlers would (the SQL casts every parameter whose
+     * type matters). Arrays go through {@code setObject}, which encodes them with the array type's fixed OID;
+     * {@code createArrayOf} looks the type up by name on every call.
+     */
+    private static void bind(PreparedStatement prepared, int index, Object value) throws SQLException {
+        if (value == null) {
+            prepared.setNull(index, Types.OTHER);
+        } else if (value instanceof String text) {
+            prepared.setString(index, text);
+        } else if (value instanceof Integer number) {
+            prepared.setInt(index, number);
+        } else if (value instanceof Long number) {
+            prepared.setLong(index, number);
+        } else if (value instanceof Boolean flag) {
+            prepared.setBoolean(index, flag);
+        } else if (value instanceof Instant instant) {
+            prepared.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+        } else if (value instanceof String[] || value instanceof Long[] || value instanceof Integer[]) {
+            prepared.setObject(index, value);
+        } else {
+            throw new IllegalArgumentException("no binding for a parameter of type " + value.getClass().getName());
         }
     }
 

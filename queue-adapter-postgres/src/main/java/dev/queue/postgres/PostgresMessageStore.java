@@ -121,13 +121,20 @@ final class PostgresMessageStore implements MessageStore {
         for (String key : keys) {
             (limiter.notifyNow(key) ? notifyNow : heldBack).add(key);
         }
-        List<Integer> all = new ArrayList<>(messages.size());
-        for (int i = 0; i < messages.size(); i++) {
-            all.add(i);
+        List<Long> ids;
+        if (messages.size() == 1) {
+            Map<String, Object> params = publishOneParams(messages.get(0), now);
+            params.put("notifyKey", notifyNow.isEmpty() ? null : notifyNow.get(0));
+            ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+        } else {
+            List<Integer> all = new ArrayList<>(messages.size());
+            for (int i = 0; i < messages.size(); i++) {
+                all.add(i);
+            }
+            Map<String, Object> params = publishParams(messages, all, now);
+            params.put("notifyKeys", notifyNow.toArray(new String[0]));
+            ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
         }
-        Map<String, Object> params = publishParams(messages, all, now);
-        params.put("notifyKeys", notifyNow.toArray(new String[0]));
-        List<Long> ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
         if (ids.size() != messages.size()) {
             throw new IllegalStateException("publish returned " + ids.size() + " ids for " + messages.size() + " messages");
         }
@@ -260,6 +267,20 @@ final class PostgresMessageStore implements MessageStore {
         params.put("uniqueKeys", uniqueKeys);
         params.put("runAtMicros", runAtMicros);
         params.put("delayMicros", delayMicros);
+        params.put("now", now);
+        return params;
+    }
+
+    private static Map<String, Object> publishOneParams(NewMessage message, Instant now) {
+        Map<String, Object> params = new HashMap<>();
+        params.put("namespace", message.namespace());
+        params.put("topic", message.topic());
+        params.put("payload", message.json());
+        params.put("headers", HeadersJson.write(message.headers()));
+        params.put("priority", message.priority());
+        params.put("maxAttempts", message.maxAttempts());
+        params.put("runAtMicros", message.runAt() == null ? null : epochMicros(message.runAt()));
+        params.put("delayMicros", message.runAt() != null || message.delay() == null ? null : micros(message.delay()));
         params.put("now", now);
         return params;
     }

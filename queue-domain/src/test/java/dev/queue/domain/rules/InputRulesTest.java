@@ -111,4 +111,24 @@ class InputRulesTest {
         assertThatThrownBy(() -> rules.checkOptions(QueueOptions.defaults().backoff("t", Backoff.DEFAULT.jitter(2))))
                 .hasMessageContaining("jitter");
     }
+
+    @Test
+    void theHandWrittenNameCheckAgreesWithTheNamePattern() {
+        String alphabet = "aZ09._-/ é\u0000:+";
+        java.util.Random random = new java.util.Random(42);
+        java.util.List<String> samples = new java.util.ArrayList<>(java.util.List.of("", "a", "-a", ".a", "_a", "a-", "a.b_c-d",
+                "x".repeat(64), "x".repeat(65), "Z9"));
+        for (int i = 0; i < 20_000; i++) {
+            int length = random.nextInt(70);
+            StringBuilder name = new StringBuilder();
+            for (int j = 0; j < length; j++) {
+                name.append(alphabet.charAt(random.nextInt(alphabet.length())));
+            }
+            samples.add(name.toString());
+        }
+        for (String sample : samples) {
+            assertThat(InputRules.isName(sample)).as("name %s", sample).isEqualTo(InputRules.NAME.matcher(sample).matches());
+        }
+        assertThat(InputRules.isName(null)).isFalse();
+    }
 }
