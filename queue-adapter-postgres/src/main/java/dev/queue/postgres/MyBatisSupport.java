@@ -62,7 +62,6 @@ final class MyBatisSupport {
         handlers.register(Integer[].class, new ArrayHandler<Integer>("int4"));
 
         configuration.getTypeAliasRegistry().registerAlias("PublishRow", Rows.PublishRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("MessageRow", Rows.MessageRow.class);
         configuration.getTypeAliasRegistry().registerAlias("InfoRow", Rows.InfoRow.class);
         configuration.getTypeAliasRegistry().registerAlias("DeadLetterRow", Rows.DeadLetterRow.class);
         configuration.getTypeAliasRegistry().registerAlias("StatsRow", Rows.StatsRow.class);

@@ -20,24 +20,6 @@ final class Rows {
         Long holderId;
     }
 
-    /** A claimed message. */
-    static final class MessageRow {
-        long id;
-        String namespace;
-        String topic;
-        String payload;
-        String headers;
-        int priority;
-        int attempts;
-        int maxAttempts;
-        long leaseToken;
-        String worker;
-        Instant leaseUntil;
-        Instant publishedAt;
-        Instant runAt;
-        long ord;
-    }
-
     /** A live or dead message as it stands. */
     static final class InfoRow {
         long id;

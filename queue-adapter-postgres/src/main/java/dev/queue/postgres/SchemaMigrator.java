@@ -38,7 +38,8 @@ final class SchemaMigrator {
             new Migration(1, "messages"),
             new Migration(2, "dead_letters"),
             new Migration(3, "completions"),
-            new Migration(4, "schedules"));
+            new Migration(4, "schedules"),
+            new Migration(5, "hot_table_fillfactor"));
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 

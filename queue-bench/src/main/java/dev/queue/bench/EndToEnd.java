@@ -49,7 +49,8 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--duration", description = "measured seconds", defaultValue = "60")
     int durationSeconds;
 
-    @Option(names = "--warmup", description = "seconds before measuring", defaultValue = "5")
+    @Option(names = "--warmup", description = "seconds before measuring; on two cores the JIT compilers take about half a "
+            + "minute to settle, and runs measured earlier report the compilers more than the queue", defaultValue = "30")
     int warmupSeconds;
 
     @Option(names = "--rate", description = "offered messages per second in total; 0 = as fast as possible", defaultValue = "0")
