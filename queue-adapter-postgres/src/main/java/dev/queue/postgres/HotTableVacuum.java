@@ -52,8 +52,20 @@ final class HotTableVacuum implements AutoCloseable {
         }
     }
 
+    /**
+     * Lets a vacuum in progress finish (it takes well under a second) before the pool closes under it: cut off,
+     * its connection would break and the pool would log it as a failure.
+     */
     @Override
     public void close() {
-        timer.shutdownNow();
+        timer.shutdown();
+        try {
+            if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
+                timer.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            timer.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
     }
 }

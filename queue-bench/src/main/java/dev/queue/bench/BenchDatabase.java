@@ -76,6 +76,20 @@ final class BenchDatabase implements AutoCloseable {
         }
     }
 
+    /**
+     * Writes every dirty buffer out now, so that the phase that follows starts with no checkpoint owed. Under this
+     * load PostgreSQL checkpoints every half minute, and a phase that inherits the previous phase's checkpoint
+     * pays for its writes and for the full-page images after it. False when the role may not checkpoint.
+     */
+    boolean checkpoint() {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("CHECKPOINT");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
     /** Dead tuples in the tables of a schema, as the statistics collector last saw them. */
     long deadTuples(String schema) throws SQLException {
         try (Connection c = connect(); Statement s = c.createStatement();
