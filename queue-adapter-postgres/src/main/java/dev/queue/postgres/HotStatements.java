@@ -21,10 +21,11 @@ import java.util.Map;
 
 /**
  * The statements every message passes through (publish, claim, complete), run on a pooled connection through
- * plain JDBC. The SQL and its parameter bindings still come from {@code QueueMapper.xml}; only the rows are read
- * by column position here. MyBatis maps each column of each row by reflection, looking up setters and type
- * handlers by name, which cost about a third of the client's CPU under load on a small machine, CPU the database
- * on the same box then lacks. The driver keeps each SQL text as a server-side prepared statement per connection.
+ * plain JDBC. The SQL and the order of its parameters still come from {@code QueueMapper.xml}; here parameters
+ * are bound by their Java type and rows read by column position. MyBatis maps each column of each row by
+ * reflection, looking up setters and type handlers by name, which cost about a third of the client's CPU under
+ * load on a small machine, CPU the database on the same box then lacks. The driver keeps each SQL text as a
+ * server-side prepared statement per connection.
  */
 final class HotStatements {
 
