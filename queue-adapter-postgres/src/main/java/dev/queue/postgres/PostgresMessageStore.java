@@ -29,6 +29,8 @@ import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -293,7 +295,7 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     /** A row of {@code queue.claim}, by the position of its RETURNING columns. */
-    private static ClaimedMessage claimedMessage(java.sql.ResultSet row) throws java.sql.SQLException {
+    private static ClaimedMessage claimedMessage(ResultSet row) throws SQLException {
         return new ClaimedMessage(row.getLong(1), row.getString(2), row.getString(3), row.getString(4),
                 HeadersJson.read(row.getString(5)), row.getInt(6), row.getInt(7), row.getInt(8), row.getLong(9),
                 row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12));

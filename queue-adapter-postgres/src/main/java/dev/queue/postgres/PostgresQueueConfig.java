@@ -149,7 +149,7 @@ public final class PostgresQueueConfig {
      * one trailing wake-up sent after they commit. Every NOTIFY takes one global lock at commit, so notifying on
      * each publish caps single-message publishing near 2,500 per second; the window removes that cap and costs
      * at most the window in wake-up latency. Zero notifies on every publish. Publishes on a caller's connection
-     * always notify inside the caller's transaction. 0 to 1 s; default 5 ms.
+     * always notify inside the caller's transaction. 0 to 1 s; default 2 ms.
      */
     public PostgresQueueConfig notifyWindow(Duration value) {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
