@@ -5,6 +5,7 @@ import org.apache.ibatis.mapping.MappedStatement;
 import org.apache.ibatis.mapping.ParameterMapping;
 import org.apache.ibatis.session.Configuration;
 import org.apache.ibatis.session.SqlSessionFactory;
+import org.apache.ibatis.type.JdbcType;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -65,7 +66,8 @@ final class HotStatements {
         try (PreparedStatement prepared = connection.prepareStatement(bound.getSql())) {
             List<ParameterMapping> mappings = bound.getParameterMappings();
             for (int i = 0; i < mappings.size(); i++) {
-                bind(prepared, i + 1, params.get(mappings.get(i).getProperty()));
+                ParameterMapping mapping = mappings.get(i);
+                bind(prepared, i + 1, params.get(mapping.getProperty()), mapping.getJdbcType());
             }
             try (ResultSet rows = prepared.executeQuery()) {
                 List<T> result = new ArrayList<>();
@@ -80,11 +82,13 @@ final class HotStatements {
     /**
      * Binds one value by its Java type, as the mapper's type handlers would (the SQL casts every parameter whose
      * type matters). Arrays go through {@code setObject}, which encodes them with the array type's fixed OID;
-     * {@code createArrayOf} looks the type up by name on every call.
+     * {@code createArrayOf} looks the type up by name on every call. A null takes the parameter's declared JDBC
+     * type, the type its values are sent with: were it sent untyped, the driver would see the parameter types
+     * change between executions and prepare the statement on the server again, parse and plan included.
      */
-    private static void bind(PreparedStatement prepared, int index, Object value) throws SQLException {
+    private static void bind(PreparedStatement prepared, int index, Object value, JdbcType declared) throws SQLException {
         if (value == null) {
-            prepared.setNull(index, Types.OTHER);
+            prepared.setNull(index, declared == null ? Types.OTHER : declared.TYPE_CODE);
         } else if (value instanceof String text) {
             prepared.setString(index, text);
         } else if (value instanceof Integer number) {

@@ -29,7 +29,11 @@ final class StoreFixture implements AutoCloseable {
     final PostgresMessageStore store;
 
     StoreFixture(String prefix, CompletedRetention retention) {
-        this.pool = PostgresTestServer.newPool(prefix, 12);
+        this(prefix, retention, 12);
+    }
+
+    StoreFixture(String prefix, CompletedRetention retention, int connections) {
+        this.pool = PostgresTestServer.newPool(prefix, connections);
         this.schema = PostgresTestServer.freshSchema(prefix);
         this.sessions = MyBatisSupport.sessionFactory(pool, schema);
         SchemaMigrator.migrate(sessions, schema);

@@ -1,0 +1,95 @@
+package dev.queue.postgres;
+
+import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.NewMessage;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static dev.queue.postgres.StoreFixture.NS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The statements every message passes through stay prepared on the server and planned once. Parameters that are
+ * sometimes null (a publish without a due time, a wake-up the limiter held back, a command without a clock) must
+ * reach the server with the same type either way: the driver prepares a statement afresh whenever the types of
+ * its parameters change, and a freshly prepared statement is parsed and planned again for its first executions.
+ */
+class PreparedStatementReuseTest {
+
+    private static final int ROUNDS = 40;
+
+    private StoreFixture db;
+
+    @BeforeEach
+    void createSchema() {
+        // One connection, so every statement below runs on the session whose prepared statements are inspected.
+        db = new StoreFixture("reuse", CompletedRetention.DELETE, 1);
+    }
+
+    @AfterEach
+    void dropSchema() {
+        db.close();
+    }
+
+    @Test
+    void publishClaimAndCompleteArePreparedOnceWhetherOptionalParametersAreSetOrNot() throws SQLException {
+        Instant t0 = Instant.parse("2030-01-01T00:00:00Z");
+        db.publish(StoreFixture.message("t"), null); // registers the topic: later publishes take the fast path
+        db.store.useNotifyLimiter(new NotifyLimiter(Duration.ZERO, key -> { }));
+        int completes = 0;
+        for (int i = 0; i < ROUNDS; i++) {
+            boolean odd = i % 2 == 1;
+            Instant now = odd ? t0.plusSeconds(i) : null;
+            NewMessage message = new NewMessage(NS, "t", "{}", Map.of(), 0, 3,
+                    null, odd ? t0 : null, odd ? null : Duration.ofMillis(i));
+            db.publish(message, now);
+            db.publishAll(List.of(message, message), now);
+            var claimed = db.store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, Duration.ofSeconds(30), i, odd ? null : t0.plusSeconds(3600)));
+            List<LeaseRef> leases = new ArrayList<>();
+            claimed.forEach(c -> leases.add(new LeaseRef(c.id(), c.leaseToken())));
+            if (!leases.isEmpty()) { // an empty complete sends nothing
+                db.store.completeIfLeased(new CompleteCommand(NS, leases, now));
+                completes++;
+            }
+        }
+
+        Map<String, long[]> plans = new java.util.TreeMap<>(); // statement -> {generic, custom}
+        try (Connection connection = db.pool.getConnection(); Statement statement = connection.createStatement();
+             ResultSet rows = statement.executeQuery("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")) {
+            while (rows.next()) {
+                String sql = rows.getString(1);
+                String name = sql.contains("notified AS") && sql.contains("unnest") ? "publishFast"
+                        : sql.contains("notified AS") ? "publishOne"
+                        : sql.contains("picked AS MATERIALIZED") ? "claim"
+                        : sql.contains("held AS MATERIALIZED") ? "complete" : null;
+                if (name != null) {
+                    long[] previous = plans.put(name, new long[] {rows.getLong(2), rows.getLong(3)});
+                    assertThat(previous).as("a second server-side statement for " + name).isNull();
+                }
+            }
+        }
+        assertThat(plans).containsOnlyKeys("publishOne", "publishFast", "claim", "complete");
+        Map<String, Integer> executions = Map.of("publishOne", ROUNDS, "publishFast", ROUNDS, "claim", ROUNDS, "complete", completes);
+        assertThat(completes).as("rounds that completed something").isGreaterThanOrEqualTo(ROUNDS / 2);
+        plans.forEach((name, counts) -> {
+            // PostgreSQL plans the first five executions for their parameters, then settles on the generic plan.
+            assertThat(counts[1]).as(name + ": custom plans").isLessThanOrEqualTo(5);
+            // The driver runs a statement's first five executions unnamed (prepareThreshold) before preparing it.
+            assertThat(counts[0] + counts[1]).as(name + ": executions of the one prepared statement")
+                    .isGreaterThanOrEqualTo(executions.get(name) - 5L);
+        });
+    }
+}
