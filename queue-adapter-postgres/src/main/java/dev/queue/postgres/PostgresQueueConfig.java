@@ -36,8 +36,9 @@ public final class PostgresQueueConfig {
     public static final int DEFAULT_POOL_SIZE = 10;
     /**
      * At most one wake-up per topic per this window from a publishing process; what it holds back, a trailing one
-     * covers. 2 ms: at 1,000 single publishes a second, p50 publish-to-handler latency 1.4 ms against 2.5-3.6 ms
-     * with 5 ms, while at most 1,000 notifications a second per topic leave the global notify lock far from busy.
+     * covers. 2 ms rather than 5: at 1,000 single publishes a second it lowers the median publish-to-handler
+     * latency by about the difference (docs/benchmarks.md), while at most 500 wake-ups a second per topic and
+     * process, plus trailing ones, leave the global notify lock far from busy.
      */
     public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(2);
     /** How often a queue checks the hot table's dead row versions and vacuums past {@link #VACUUM_THRESHOLD}. */
