@@ -146,7 +146,6 @@ public final class PostgresQueue implements Queue {
             if (config.listen()) {
                 listener = new PostgresWakeUps(schema, listenSource, sessions, store::notifyChannel,
                         PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval());
-                listener.start();
                 wakeUps = listener;
             } else {
                 wakeUps = PostgresWakeUps.none();

@@ -89,11 +89,13 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     }
 
     /**
-     * Connects and LISTENs on the calling thread (so a wake-up published right after the queue starts is not
+     * Connects and LISTENs on the calling thread (so a wake-up published right after the caller subscribed is not
      * missed), then starts the listener thread. A first connection failure is logged and retried by the thread.
+     * {@link #listen} calls it for the first listener: a process that only publishes never holds a listening
+     * connection, and its server session is not woken by every notification of the schema.
      */
     synchronized void start() {
-        if (thread != null) {
+        if (thread != null || closed) {
             return;
         }
         try {
@@ -114,6 +116,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
         for (String topic : listener.topics) {
             byTopic.computeIfAbsent(key(namespace, topic), k -> new CopyOnWriteArrayList<>()).add(listener);
         }
+        start();
         return () -> {
             listeners.remove(listener);
             for (String topic : listener.topics) {

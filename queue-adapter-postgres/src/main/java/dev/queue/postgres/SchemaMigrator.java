@@ -39,7 +39,8 @@ final class SchemaMigrator {
             new Migration(2, "dead_letters"),
             new Migration(3, "completions"),
             new Migration(4, "schedules"),
-            new Migration(5, "hot_table_fillfactor"));
+            new Migration(5, "hot_table_fillfactor"),
+            new Migration(6, "identifier_collation"));
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 

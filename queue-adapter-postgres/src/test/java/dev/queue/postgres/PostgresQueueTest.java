@@ -265,6 +265,9 @@ class PostgresQueueTest {
             assertThat(delivery.id()).isEqualTo(id);
             assertThat(delivery.payload(Map.class).get("amount")).isEqualTo(12);
             assertThat(ns.ack(delivery)).isEqualTo(Outcome.ACKED);
+            // publishing and pulling never listen: the listening connection comes with the first subscription
+            assertThat(connected.wakeUps().backendPid()).isZero();
+            ns.subscribe(Subscriber.on("invoice").handleDelivery((d, ctx) -> { }));
             listenerPid = connected.wakeUps().backendPid();
             assertThat(listenerPid).isPositive();
         } finally {

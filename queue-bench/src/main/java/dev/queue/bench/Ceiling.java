@@ -43,7 +43,7 @@ final class Ceiling {
         db.dropSchema(SCHEMA);
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE SCHEMA " + SCHEMA);
-            s.execute("CREATE TABLE " + SCHEMA + ".message (id bigserial PRIMARY KEY, namespace text NOT NULL, topic text NOT NULL, "
+            s.execute("CREATE TABLE " + SCHEMA + ".message (id bigserial PRIMARY KEY, namespace text COLLATE \"C\" NOT NULL, topic text COLLATE \"C\" NOT NULL, "
                     + "payload json NOT NULL, headers jsonb NOT NULL DEFAULT '{}', priority smallint NOT NULL DEFAULT 0, "
                     + "run_at timestamptz NOT NULL DEFAULT now(), state text NOT NULL DEFAULT 'pending', attempts int NOT NULL DEFAULT 0, "
                     + "lease_until timestamptz, lease_token bigint, worker text, published_at timestamptz NOT NULL DEFAULT now()) "

@@ -188,8 +188,10 @@ public final class EndToEnd implements Callable<Integer> {
                         .worker("bench-" + r).handleDelivery((delivery, ctx) -> onHandle(delivery))));
             }
             List<Thread> producerList = new ArrayList<>();
+            long paceOrigin = System.nanoTime();
             for (int p = 0; p < producerThreads; p++) {
-                Thread t = new Thread(() -> produce(producerNs, bulk, producerThreads), "bench-producer-" + p);
+                int index = p;
+                Thread t = new Thread(() -> produce(producerNs, bulk, producerThreads, index, paceOrigin), "bench-producer-" + p);
                 t.setDaemon(true);
                 producerList.add(t);
                 t.start();
@@ -293,10 +295,16 @@ public final class EndToEnd implements Callable<Integer> {
         log("backlog of %d pending", ns.stats().pending());
     }
 
-    private void produce(Namespace ns, boolean bulk, int producerThreads) {
+    /**
+     * One producer. With {@code --rate} each of the n producers publishes once per interval, its schedule shifted
+     * by index/n of an interval from a common origin, so together they offer evenly spaced publishes: with
+     * aligned schedules all n would publish at the same instant, a burst of n every interval instead of the
+     * fixed load asked for.
+     */
+    private void produce(Namespace ns, boolean bulk, int producerThreads, int index, long paceOrigin) {
         int perCall = bulk ? batch : 1;
         long intervalNanos = rate > 0 ? (long) (1e9 * perCall * producerThreads / rate) : 0;
-        long next = System.nanoTime();
+        long next = paceOrigin + intervalNanos * index / producerThreads;
         List<Message> messages = new ArrayList<>(perCall);
         for (int i = 0; i < perCall; i++) {
             messages.add(Message.to(TOPIC).json("{\"order\":" + i + ",\"amount\":4200}"));

@@ -94,6 +94,12 @@ final class SubscriberRuntime implements Subscription {
     private volatile boolean running;
     /** The last claim filled every slot it asked for: more is waiting. */
     private volatile boolean backlogged;
+    /**
+     * True while the dispatcher waits for handler slots. Only then does a finishing handler ring it: ringing an
+     * idle dispatcher, which waits for new messages, would cost a claim (and a next-due read) per handled message
+     * that cannot find anything the wake-ups would not announce.
+     */
+    private volatile boolean waitingForSlots;
     private volatile boolean closing;
     private final AtomicLong lastExtendNanos = new AtomicLong();
 
@@ -165,8 +171,17 @@ final class SubscriberRuntime implements Subscription {
                 // While a backlog waits (the last claim came back full), claim in batches: wait until a worthwhile
                 // share of the slots is free, or every finishing handler would cost a claim statement of its own.
                 // Without a backlog, any free slot claims at once, so a new message never waits for a batch.
-                if (free == 0 || (backlogged && free < claimThreshold && inFlight.get() > 0)) {
-                    awaitWake(engine.options().sweepInterval());
+                if (tooFewSlots(free)) {
+                    // Announce the wait, then look again: a handler that finished before the flag was set is seen
+                    // here, one that finishes after it sees the flag and rings (both fields are volatile).
+                    waitingForSlots = true;
+                    try {
+                        if (tooFewSlots(slots.availablePermits())) {
+                            awaitWake(engine.options().sweepInterval());
+                        }
+                    } finally {
+                        waitingForSlots = false;
+                    }
                     continue;
                 }
                 int want = Math.min(free, MAX_CLAIM);
@@ -222,7 +237,7 @@ final class SubscriberRuntime implements Subscription {
                         runHandler(entry);
                     } finally {
                         slots.release();
-                        if (!backlogged || slots.availablePermits() >= claimThreshold || inFlight.get() == 0) {
+                        if (waitingForSlots && !tooFewSlots(slots.availablePermits())) {
                             wake();
                         }
                     }
@@ -232,6 +247,10 @@ final class SubscriberRuntime implements Subscription {
             // Closing: the entry stays CLAIMED and close() gives it back.
             slots.release();
         }
+    }
+
+    private boolean tooFewSlots(int free) {
+        return free == 0 || (backlogged && free < claimThreshold && inFlight.get() > 0);
     }
 
     /** How long an idle dispatcher may sleep: until the next due message, at most one sweep interval. */
