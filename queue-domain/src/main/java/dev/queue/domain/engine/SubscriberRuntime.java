@@ -163,7 +163,6 @@ final class SubscriberRuntime implements Subscription {
 
     private void dispatchLoop() {
         long failures = 0;
-        boolean idle = true;
         while (running && !closing) {
             try {
                 extendLeasesIfDue();
@@ -188,14 +187,17 @@ final class SubscriberRuntime implements Subscription {
                 if (!slots.tryAcquire(want)) {
                     continue;
                 }
-                // When idle, read the next due time before claiming: a message that becomes due after this read
-                // is then either claimed now or covered by the wait below. Read after an empty claim, it could
-                // fall between the two and cost a whole sweep interval.
+                // Unless the last claim came back full, read the next due time before claiming: if this claim comes
+                // back empty, the dispatcher sleeps until then, and a message that becomes due after the read is
+                // either claimed now or covered by that sleep. Read after an empty claim, it could fall between the
+                // two and cost a whole sweep interval. A short claim is followed by one more claim at once (messages
+                // whose wake-up is still on its way), so reading before that one lets an empty answer end the round
+                // with a sleep instead of costing a third claim.
                 Duration untilNextDue = null;
                 List<Delivery> claimed;
                 try {
                     namespace.rescueIfDue();
-                    if (idle) {
+                    if (!backlogged) {
                         untilNextDue = untilNextDue();
                     }
                     claimed = namespace.claim(topics, worker, want, lease);
@@ -209,9 +211,7 @@ final class SubscriberRuntime implements Subscription {
                 for (Delivery delivery : claimed) {
                     dispatch(delivery);
                 }
-                boolean wasIdle = idle;
-                idle = claimed.isEmpty();
-                if (idle && wasIdle) {
+                if (claimed.isEmpty() && untilNextDue != null) {
                     awaitWake(untilNextDue);
                 }
             } catch (RuntimeException e) {
