@@ -126,8 +126,12 @@ final class PostgresMessageStore implements MessageStore {
         List<Long> ids;
         if (messages.size() == 1) {
             Map<String, Object> params = publishOneParams(messages.get(0), now);
-            params.put("notifyKey", notifyNow.isEmpty() ? null : notifyNow.get(0));
-            ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+            if (notifyNow.isEmpty()) {
+                ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
+            } else {
+                params.put("notifyKey", notifyNow.get(0));
+                ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+            }
         } else {
             List<Integer> all = new ArrayList<>(messages.size());
             for (int i = 0; i < messages.size(); i++) {
