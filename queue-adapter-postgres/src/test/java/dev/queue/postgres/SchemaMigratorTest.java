@@ -1,6 +1,11 @@
 package dev.queue.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.api.Delivery;
+import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.Namespace;
+import dev.queue.api.Pull;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,6 +20,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -154,6 +160,43 @@ class SchemaMigratorTest {
         assertThat(query("SELECT array_to_string(reloptions, ',') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
                 + " WHERE n.nspname = '" + schema + "' AND c.relname = 'messages'"))
                 .singleElement().asString().contains("fillfactor=50").contains("autovacuum_vacuum_scale_factor=0.01");
+    }
+
+    @Test
+    void anInstallationAtVersionFiveKeepsItsMessagesThroughTheCollationMigration() {
+        String schema = newSchema();
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
+        // back to what version 5 left: identifier columns in the database's default collation, 6 not recorded
+        String q = "\"" + schema + "\"";
+        for (String table : List.of("messages", "dead_letters", "completed_messages")) {
+            execute("ALTER TABLE " + q + "." + table + " ALTER COLUMN namespace TYPE text COLLATE \"default\","
+                    + " ALTER COLUMN topic TYPE text COLLATE \"default\", ALTER COLUMN unique_key TYPE text COLLATE \"default\"");
+        }
+        for (String table : List.of("topics", "completed_counters")) {
+            execute("ALTER TABLE " + q + "." + table + " ALTER COLUMN namespace TYPE text COLLATE \"default\","
+                    + " ALTER COLUMN topic TYPE text COLLATE \"default\"");
+        }
+        execute("ALTER TABLE " + q + ".schedules ALTER COLUMN namespace TYPE text COLLATE \"default\","
+                + " ALTER COLUMN name TYPE text COLLATE \"default\", ALTER COLUMN topic TYPE text COLLATE \"default\"");
+        execute("DELETE FROM " + q + ".schema_version WHERE version = 6");
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).listen(false);
+        MessageId kept;
+        try (PostgresQueue before = PostgresQueue.create(pool, PostgresQueueConfig.defaults().schema(schema).listen(false).migrateOnStart(false))) {
+            kept = before.namespace("Billing").publish(Message.to("Invoice.Paid").uniqueKey("inv-1").json("{\"n\":1}")).id();
+        }
+
+        try (PostgresQueue upgraded = PostgresQueue.create(pool, config)) {
+            assertThat(query("SELECT version FROM " + q + ".schema_version ORDER BY version")).containsExactly(1, 2, 3, 4, 5, 6);
+            Namespace billing = upgraded.namespace("Billing");
+            // the key still deduplicates, the message is still claimable by its namespace and topic
+            assertThat(billing.publish(Message.to("Invoice.Paid").uniqueKey("inv-1").json("{\"n\":2}")).id()).isEqualTo(kept);
+            Delivery delivery = billing.pullOne(Pull.from("Invoice.Paid")).orElseThrow();
+            assertThat(delivery.id()).isEqualTo(kept);
+            assertThat(delivery.payload(Map.class)).isEqualTo(Map.of("n", 1));
+        }
+        assertThat(query("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + schema + "'"
+                + " AND column_name IN ('namespace', 'topic', 'unique_key', 'name') AND table_name <> 'schema_version'"
+                + " AND collation_name IS DISTINCT FROM 'C'")).containsExactly(0L);
     }
 
     /** What Flyway does with the placeholder schema=&lt;name&gt;: replace it and run each file in order. */
