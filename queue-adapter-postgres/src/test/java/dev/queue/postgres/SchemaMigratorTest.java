@@ -166,18 +166,11 @@ class SchemaMigratorTest {
     void anInstallationAtVersionFiveKeepsItsMessagesThroughTheCollationMigration() {
         String schema = newSchema();
         SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
-        // back to what version 5 left: identifier columns in the database's default collation, 6 not recorded
+        // back to what version 5 left: V6 run the other way (identifier columns in the database's default
+        // collation), 6 not recorded
         String q = "\"" + schema + "\"";
-        for (String table : List.of("messages", "dead_letters", "completed_messages")) {
-            execute("ALTER TABLE " + q + "." + table + " ALTER COLUMN namespace TYPE text COLLATE \"default\","
-                    + " ALTER COLUMN topic TYPE text COLLATE \"default\", ALTER COLUMN unique_key TYPE text COLLATE \"default\"");
-        }
-        for (String table : List.of("topics", "completed_counters")) {
-            execute("ALTER TABLE " + q + "." + table + " ALTER COLUMN namespace TYPE text COLLATE \"default\","
-                    + " ALTER COLUMN topic TYPE text COLLATE \"default\"");
-        }
-        execute("ALTER TABLE " + q + ".schedules ALTER COLUMN namespace TYPE text COLLATE \"default\","
-                + " ALTER COLUMN name TYPE text COLLATE \"default\", ALTER COLUMN topic TYPE text COLLATE \"default\"");
+        execute(SchemaMigrator.read("db/queue/V6__identifier_collation.sql").replace("${schema}", schema)
+                .replace("COLLATE \"C\"", "COLLATE \"default\""));
         execute("DELETE FROM " + q + ".schema_version WHERE version = 6");
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).listen(false);
         MessageId kept;
