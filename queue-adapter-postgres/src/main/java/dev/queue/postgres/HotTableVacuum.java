@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
  * Vacuums the hot table when dead row versions pile up faster than autovacuum visits it. Every claim walks the
  * claim index from its front, where the entries of just-claimed rows lie; until vacuum removes them, each claim
  * steps over them again, and a busy queue makes tens of thousands a minute while autovacuum wakes once a minute
- * (autovacuum_naptime). A replica checks the statistics every interval and vacuums past a threshold; SKIP_LOCKED
- * lets one replica's vacuum serve all.
+ * (autovacuum_naptime). A replica checks the statistics every interval and vacuums past a threshold, unless a
+ * vacuum is already at work on the table: one replica's vacuum serves all.
  */
 final class HotTableVacuum implements AutoCloseable {
 
@@ -40,6 +40,10 @@ final class HotTableVacuum implements AutoCloseable {
         try {
             Long dead = sessions.autoCommit("dead tuple count", s -> s.selectOne("queue.deadTuples"));
             if (dead == null || dead < threshold) {
+                return false;
+            }
+            if (Boolean.TRUE.equals(sessions.autoCommit("vacuum in progress", s -> s.selectOne("queue.vacuumInProgress")))) {
+                log.debug("hot table vacuum left to the one in progress ({} dead row versions)", dead);
                 return false;
             }
             long start = System.nanoTime();
