@@ -92,7 +92,7 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--statements", description = "print the statements that took the most server time (pg_stat_statements)")
     boolean statements;
 
-    @Option(names = "--timeseries", description = "write per-second throughput and latency to this CSV file")
+    @Option(names = "--timeseries", description = "write per-second throughput, latency and the CPU share stolen by the host to this CSV file")
     Path timeseries;
 
     private final AtomicLong handled = new AtomicLong();
@@ -116,12 +116,16 @@ public final class EndToEnd implements Callable<Integer> {
             String version = db.serverVersion();
             log("PostgreSQL %s (%s), synchronous_commit=%s", version, db.embedded() ? "embedded" : "external", db.setting("synchronous_commit"));
             double ceiling = 0;
+            double ceilingSteal = -1;
             settle(db);
             if (ceilingSeconds > 0) {
                 log("measuring the raw SQL ceiling for %d s (%d producer and %d consumer connections)", ceilingSeconds, producerThreads,
                         replicas * pool);
+                HostCpu.Sample ceilingStart = HostCpu.sample();
                 ceiling = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog).measure(ceilingSeconds);
-                log("ceiling: %.0f messages/s", ceiling);
+                HostCpu.Sample ceilingEnd = HostCpu.sample();
+                ceilingSteal = ceilingStart == null || ceilingEnd == null ? -1 : ceilingEnd.stealPercentSince(ceilingStart);
+                log("ceiling: %.0f messages/s (CPU stolen by the host: %.1f%%)", ceiling, ceilingSteal);
             }
             db.dropSchema(SCHEMA);
             if (ceilingSeconds > 0) {
@@ -141,17 +145,32 @@ public final class EndToEnd implements Callable<Integer> {
                     "{\"mode\":\"%s\",\"max_backlog\":%d,\"duration_s\":%d,\"messages\":%d,\"published\":%d,\"throughput_per_s\":%.1f,\"ceiling_per_s\":%.1f,"
                             + "\"ratio\":%.3f,\"latency_p50_ms\":%.3f,\"latency_p90_ms\":%.3f,\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,"
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
-                            + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"dead_tuples\":%d,\"postgres_version\":\"%s\"}",
+                            + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
+                            + "\"minutes_steal_pct\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
-                    concurrency, result.firstMinute, result.lastMinute, deadTuples, version.replace("\"", ""));
+                    concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
+                    jsonArray(result.minuteSteal), ceilingSteal, deadTuples, version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
     }
 
-    private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute) {
+    /**
+     * steal: the percentage of CPU time the host took during the measured period, -1 where it cannot be read;
+     * minuteMeans and minuteSteal: handled per second and steal of each whole minute measured.
+     */
+    private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute,
+                          List<Double> minuteMeans, double steal, List<Double> minuteSteal) {
+    }
+
+    private static String jsonArray(List<Double> values) {
+        StringBuilder s = new StringBuilder("[");
+        for (Double value : values) {
+            s.append(s.length() > 1 ? "," : "").append(String.format(Locale.ROOT, "%.1f", value));
+        }
+        return s.append(']').toString();
     }
 
     private HikariDataSource pool(BenchDatabase db, int size, String name) {
@@ -202,9 +221,14 @@ public final class EndToEnd implements Callable<Integer> {
             long startPublished = published.get();
             long start = System.nanoTime();
             List<Double> perSecond = new ArrayList<>();
+            List<Double> minuteMeans = new ArrayList<>();
+            List<Double> minuteSteal = new ArrayList<>();
+            HostCpu.Sample cpuAtStart = HostCpu.sample();
+            HostCpu.Sample cpuLastSecond = cpuAtStart;
+            HostCpu.Sample cpuLastMinute = cpuAtStart;
             try (PrintWriter csv = timeseries == null ? null : new PrintWriter(Files.newBufferedWriter(timeseries))) {
                 if (csv != null) {
-                    csv.println("second,handled_per_s,published_per_s,p50_ms,p99_ms");
+                    csv.println("second,handled_per_s,published_per_s,p50_ms,p99_ms,steal_pct");
                 }
                 long last = startHandled;
                 long lastPublished = startPublished;
@@ -216,21 +240,31 @@ public final class EndToEnd implements Callable<Integer> {
                     long now = handled.get();
                     long nowPublished = published.get();
                     Histogram h = latency.takeInterval();
+                    HostCpu.Sample cpu = HostCpu.sample();
+                    double steal = cpu == null || cpuLastSecond == null ? -1 : cpu.stealPercentSince(cpuLastSecond);
+                    cpuLastSecond = cpu;
                     perSecond.add((double) (now - last));
-                    String line = String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f", second, now - last, nowPublished - lastPublished,
-                            h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0);
+                    if (second % 60 == 0) {
+                        minuteMeans.add(perSecond.subList(second - 60, second).stream().mapToDouble(Double::doubleValue).average().orElse(0));
+                        minuteSteal.add(cpu == null || cpuLastMinute == null ? -1 : cpu.stealPercentSince(cpuLastMinute));
+                        cpuLastMinute = cpu;
+                    }
+                    String line = String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f,%.1f", second, now - last, nowPublished - lastPublished,
+                            h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0, steal);
                     if (csv != null) {
                         csv.println(line);
                     }
                     if (second % 5 == 0 || second == durationSeconds) {
-                        log("t=%3ds handled/s=%d published/s=%d p50=%.2fms p99=%.2fms", second, now - last, nowPublished - lastPublished,
-                                h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0);
+                        log("t=%3ds handled/s=%d published/s=%d p50=%.2fms p99=%.2fms steal=%.1f%%", second, now - last,
+                                nowPublished - lastPublished, h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0, steal);
                     }
                     last = now;
                     lastPublished = nowPublished;
                 }
             }
             double elapsed = (System.nanoTime() - start) / 1e9;
+            HostCpu.Sample cpuAtEnd = HostCpu.sample();
+            double steal = cpuAtStart == null || cpuAtEnd == null ? -1 : cpuAtEnd.stealPercentSince(cpuAtStart);
             long measuredHandled = handled.get() - startHandled;
             long measuredPublished = published.get() - startPublished;
             latency.takeInterval();
@@ -246,7 +280,8 @@ public final class EndToEnd implements Callable<Integer> {
             double first = perSecond.subList(0, window).stream().mapToDouble(Double::doubleValue).average().orElse(0);
             double lastMinute = perSecond.subList(perSecond.size() - window, perSecond.size()).stream().mapToDouble(Double::doubleValue)
                     .average().orElse(0);
-            return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute);
+            return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
+                    minuteSteal);
         } finally {
             for (AutoCloseable resource : resources) {
                 try {

@@ -34,7 +34,9 @@ public final class PlotTimeseries {
                 continue;
             }
             String[] f = line.split(",");
-            rows.add(new double[] {Double.parseDouble(f[0]), Double.parseDouble(f[1]), Double.parseDouble(f[3]), Double.parseDouble(f[4])});
+            // Files written before the steal column have five columns.
+            double steal = f.length > 5 ? Double.parseDouble(f[5]) : -1;
+            rows.add(new double[] {Double.parseDouble(f[0]), Double.parseDouble(f[1]), Double.parseDouble(f[3]), Double.parseDouble(f[4]), steal});
         }
         String title = args.length > 2 ? args[2] : args[0];
         Files.writeString(Path.of(args[1]), svg(rows, title));
@@ -44,15 +46,20 @@ public final class PlotTimeseries {
         double maxX = rows.stream().mapToDouble(r -> r[0]).max().orElse(1);
         double maxThroughput = nice(rows.stream().mapToDouble(r -> r[1]).max().orElse(1));
         double maxLatency = nice(rows.stream().mapToDouble(r -> r[3]).max().orElse(1));
+        boolean withSteal = rows.stream().anyMatch(r -> r[4] >= 0);
+        double maxSteal = nice(Math.max(10, rows.stream().mapToDouble(r -> r[4]).max().orElse(0)));
         int plotWidth = WIDTH - LEFT - 30;
         StringBuilder s = new StringBuilder();
-        int height = TOP + PANEL * 2 + GAP + 50;
+        int height = TOP + PANEL * (withSteal ? 3 : 2) + GAP * (withSteal ? 2 : 1) + 50;
         s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">%n", WIDTH, height));
         s.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
         s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"15\">%s</text>%n", LEFT, escape(title)));
         panel(s, rows, 1, TOP, maxX, maxThroughput, plotWidth, "handled messages per second", "#1f77b4", null, 0);
         panel(s, rows, 2, TOP + PANEL + GAP, maxX, maxLatency, plotWidth, "latency, publish commit to handler start (ms): p50 blue, p99 red",
                 "#1f77b4", "#d62728", 3);
+        if (withSteal) {
+            panel(s, rows, 4, TOP + 2 * (PANEL + GAP), maxX, maxSteal, plotWidth, "CPU time stolen by the host (%)", "#7f7f7f", null, 0);
+        }
         s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">seconds</text>%n", LEFT + plotWidth / 2, height - 10));
         s.append("</svg>\n");
         return s.toString();
