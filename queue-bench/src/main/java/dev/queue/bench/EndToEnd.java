@@ -146,12 +146,13 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"ratio\":%.3f,\"latency_p50_ms\":%.3f,\"latency_p90_ms\":%.3f,\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,"
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
-                            + "\"minutes_steal_pct\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,\"postgres_version\":\"%s\"}",
+                            + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
+                            + "\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
-                    jsonArray(result.minuteSteal), ceilingSteal, deadTuples, version.replace("\"", ""));
+                    jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -159,10 +160,11 @@ public final class EndToEnd implements Callable<Integer> {
 
     /**
      * steal: the percentage of CPU time the host took during the measured period, -1 where it cannot be read;
-     * minuteMeans and minuteSteal: handled per second and steal of each whole minute measured.
+     * minuteMeans, minuteSteal and minuteProbe: handled per second, steal, and the median CPU milliseconds of the
+     * {@link SpeedProbe} in each whole minute measured.
      */
     private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute,
-                          List<Double> minuteMeans, double steal, List<Double> minuteSteal) {
+                          List<Double> minuteMeans, double steal, List<Double> minuteSteal, List<Double> minuteProbe) {
     }
 
     private static String jsonArray(List<Double> values) {
@@ -223,6 +225,10 @@ public final class EndToEnd implements Callable<Integer> {
             List<Double> perSecond = new ArrayList<>();
             List<Double> minuteMeans = new ArrayList<>();
             List<Double> minuteSteal = new ArrayList<>();
+            List<Double> minuteProbe = new ArrayList<>();
+            SpeedProbe probe = new SpeedProbe(5_000);
+            resources.add(0, probe);
+            long probeStart = probe.elapsedNanos();
             HostCpu.Sample cpuAtStart = HostCpu.sample();
             HostCpu.Sample cpuLastSecond = cpuAtStart;
             HostCpu.Sample cpuLastMinute = cpuAtStart;
@@ -247,6 +253,7 @@ public final class EndToEnd implements Callable<Integer> {
                     if (second % 60 == 0) {
                         minuteMeans.add(perSecond.subList(second - 60, second).stream().mapToDouble(Double::doubleValue).average().orElse(0));
                         minuteSteal.add(cpu == null || cpuLastMinute == null ? -1 : cpu.stealPercentSince(cpuLastMinute));
+                        minuteProbe.add(probe.medianMillis(probeStart + (second - 60) * 1_000_000_000L, probeStart + second * 1_000_000_000L));
                         cpuLastMinute = cpu;
                     }
                     String line = String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f,%.1f", second, now - last, nowPublished - lastPublished,
@@ -280,8 +287,9 @@ public final class EndToEnd implements Callable<Integer> {
             double first = perSecond.subList(0, window).stream().mapToDouble(Double::doubleValue).average().orElse(0);
             double lastMinute = perSecond.subList(perSecond.size() - window, perSecond.size()).stream().mapToDouble(Double::doubleValue)
                     .average().orElse(0);
+            probe.close();
             return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
-                    minuteSteal);
+                    minuteSteal, minuteProbe);
         } finally {
             for (AutoCloseable resource : resources) {
                 try {
