@@ -217,6 +217,10 @@ public final class EndToEnd implements Callable<Integer> {
                 producerList.add(t);
                 t.start();
             }
+            // Started with the warm-up, so that its own loop is compiled before the first measured minute: probes
+            // taken while it still ran interpreted made the first minute's machine look slower than it was.
+            SpeedProbe probe = new SpeedProbe(5_000);
+            resources.add(0, probe);
             waitSeconds(warmupSeconds, "warm-up");
             latency.reset();
             long startHandled = handled.get();
@@ -226,8 +230,6 @@ public final class EndToEnd implements Callable<Integer> {
             List<Double> minuteMeans = new ArrayList<>();
             List<Double> minuteSteal = new ArrayList<>();
             List<Double> minuteProbe = new ArrayList<>();
-            SpeedProbe probe = new SpeedProbe(5_000);
-            resources.add(0, probe);
             long probeStart = probe.elapsedNanos();
             HostCpu.Sample cpuAtStart = HostCpu.sample();
             HostCpu.Sample cpuLastSecond = cpuAtStart;
