@@ -15,8 +15,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Collects the acknowledgements of many handlers and completes them in one store call, when {@code maxBatch}
- * are waiting or {@code maxDelay} after the first arrived, whichever is first. One statement for hundreds of
- * messages is what lets completion keep up with claiming. The cost, accepted and documented: a handler that
+ * are waiting or {@code maxDelay} after the first arrived, whichever is first, at most {@code maxBatch} a call.
+ * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and documented: a handler that
  * succeeded just before the process died may run again, because its acknowledgement was still waiting here.
  * That is within the at-least-once promise.
  */
@@ -81,8 +81,16 @@ final class AckBatcher {
                 if (closed && waiting.isEmpty()) {
                     return;
                 }
-                batch = waiting;
-                waiting = new ArrayList<>();
+                // At most maxBatch per statement: one that fell behind (a slow database) catches up in statements
+                // of the usual size, each committed on its own, rather than in one that grows with the delay.
+                if (waiting.size() <= maxBatch) {
+                    batch = waiting;
+                    waiting = new ArrayList<>();
+                } else {
+                    List<Pending> first = waiting.subList(0, maxBatch);
+                    batch = new ArrayList<>(first);
+                    first.clear();
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
