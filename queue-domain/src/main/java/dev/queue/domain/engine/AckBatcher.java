@@ -16,9 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Collects the acknowledgements of many handlers and completes them in one store call, when {@code maxBatch}
  * are waiting or {@code maxDelay} after the first arrived, whichever is first, at most {@code maxBatch} a call.
- * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and documented: a handler that
- * succeeded just before the process died may run again, because its acknowledgement was still waiting here.
- * That is within the at-least-once promise.
+ * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and
+ * documented: a handler that succeeded just before the process died may run again, because its acknowledgement
+ * was still waiting here. That is within the at-least-once promise.
  */
 final class AckBatcher {
 
