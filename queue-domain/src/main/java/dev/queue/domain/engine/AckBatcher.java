@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -19,6 +20,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and
  * documented: a handler that succeeded just before the process died may run again, because its acknowledgement
  * was still waiting here. That is within the at-least-once promise.
+ *
+ * <p>It also counts the acknowledgements not yet recorded (waiting, or in the statement being written) and says
+ * when they reach {@code maxUnrecorded}: the subscriber stops claiming until they drop below it. Without that, a
+ * database slower to record than the handlers are to finish lets the waiting grow until acknowledgements outlive
+ * their leases and the messages run a second time elsewhere.
  */
 final class AckBatcher {
 
@@ -28,6 +34,10 @@ final class AckBatcher {
     private final QueueEngine engine;
     private final int maxBatch;
     private final Duration maxDelay;
+    private final int maxUnrecorded;
+    private final Runnable afterFlush;
+    /** Submitted and not yet through a store call; read without the lock by the subscriber's dispatcher. */
+    private final AtomicInteger unrecorded = new AtomicInteger();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private List<Pending> waiting = new ArrayList<>();
@@ -39,11 +49,18 @@ final class AckBatcher {
     record Pending(Delivery delivery, boolean completedInCallerTransaction) {
     }
 
-    AckBatcher(String namespace, QueueEngine engine, int maxBatch, Duration maxDelay, String threadName) {
+    /**
+     * @param maxUnrecorded how many acknowledgements may wait unrecorded before {@link #behind()} says so
+     * @param afterFlush    run on the flusher thread after every store call, so a paused subscriber can look again
+     */
+    AckBatcher(String namespace, QueueEngine engine, int maxBatch, Duration maxDelay, int maxUnrecorded, Runnable afterFlush,
+               String threadName) {
         this.namespace = namespace;
         this.engine = engine;
         this.maxBatch = maxBatch;
         this.maxDelay = maxDelay;
+        this.maxUnrecorded = maxUnrecorded;
+        this.afterFlush = afterFlush;
         this.flusher = new Thread(this::run, threadName);
         this.flusher.setDaemon(true);
         this.flusher.start();
@@ -59,6 +76,7 @@ final class AckBatcher {
             if (waiting.isEmpty()) {
                 firstArrivedNanos = System.nanoTime();
             }
+            unrecorded.incrementAndGet();
             waiting.add(new Pending(delivery, completedInCallerTransaction));
             if (waiting.size() == 1 || waiting.size() >= maxBatch) {
                 changed.signalAll();
@@ -97,8 +115,23 @@ final class AckBatcher {
             } finally {
                 lock.unlock();
             }
-            flushNow(batch);
+            try {
+                flushNow(batch);
+            } finally {
+                unrecorded.addAndGet(-batch.size());
+                afterFlush.run();
+            }
         }
+    }
+
+    /** True while {@code maxUnrecorded} or more acknowledgements wait to be recorded: time to stop claiming. */
+    boolean behind() {
+        return unrecorded.get() >= maxUnrecorded;
+    }
+
+    /** Acknowledgements submitted and not yet through a store call. */
+    int unrecorded() {
+        return unrecorded.get();
     }
 
     private boolean overdue() {

@@ -48,6 +48,12 @@ final class SubscriberRuntime implements Subscription {
     /** Acknowledgements wait at most this long, or until this many are waiting, before one store call records them. */
     private static final int ACK_BATCH = 500;
     private static final Duration ACK_DELAY = Duration.ofMillis(5);
+    /**
+     * Claims pause while this many acknowledgements wait unrecorded: one full statement being written and one full
+     * statement behind it. More than that only happens when the database records slower than the handlers finish;
+     * claiming on would make the wait longer for every acknowledgement, until they outlive their leases.
+     */
+    static final int MAX_UNRECORDED_ACKS = 2 * ACK_BATCH;
 
     private enum HoldState { CLAIMED, STARTED, RELEASED }
 
@@ -100,6 +106,10 @@ final class SubscriberRuntime implements Subscription {
      * that cannot find anything the wake-ups would not announce.
      */
     private volatile boolean waitingForSlots;
+    /** True while the dispatcher waits for acknowledgements to be recorded; the flusher rings it when they are. */
+    private volatile boolean waitingForAcks;
+    /** When the current pause for acknowledgements began, 0 when not paused; dispatcher thread only. */
+    private long ackPauseStartedNanos;
     private volatile boolean closing;
     private final AtomicLong lastExtendNanos = new AtomicLong();
 
@@ -129,7 +139,8 @@ final class SubscriberRuntime implements Subscription {
             return;
         }
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
-        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, label + "-acks");
+        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, MAX_UNRECORDED_ACKS, this::afterAcksRecorded,
+                label + "-acks");
         wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
         clockRegistration = engine.clock().onAdvance(this::wake);
         dispatcher = daemonThreads(label + "-dispatch").newThread(this::dispatchLoop);
@@ -166,6 +177,9 @@ final class SubscriberRuntime implements Subscription {
         while (running && !closing) {
             try {
                 extendLeasesIfDue();
+                if (acksBehind()) {
+                    continue;
+                }
                 int free = slots.availablePermits();
                 // While a backlog waits (the last claim came back full), claim in batches: wait until a worthwhile
                 // share of the slots is free, or every finishing handler would cost a claim statement of its own.
@@ -246,6 +260,48 @@ final class SubscriberRuntime implements Subscription {
         } catch (RejectedExecutionException e) {
             // Closing: the entry stays CLAIMED and close() gives it back.
             slots.release();
+        }
+    }
+
+    /**
+     * Whether claiming must wait because too many acknowledgements are unrecorded; if so, waits (bounded, so leases
+     * of running handlers are still extended) and the caller looks again.
+     */
+    private boolean acksBehind() {
+        if (acks == null || !acks.behind()) {
+            if (ackPauseStartedNanos != 0) {
+                long pausedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ackPauseStartedNanos);
+                ackPauseStartedNanos = 0;
+                if (pausedMillis >= 1_000) {
+                    log.warn("subscriber {} (namespace {}, topics {}) paused claiming for {} ms while the database recorded its "
+                            + "acknowledgements", label, namespace.name(), topics, pausedMillis);
+                } else {
+                    log.debug("subscriber {} (namespace {}, topics {}) paused claiming for {} ms while the database recorded its "
+                            + "acknowledgements", label, namespace.name(), topics, pausedMillis);
+                }
+            }
+            return false;
+        }
+        if (ackPauseStartedNanos == 0) {
+            ackPauseStartedNanos = System.nanoTime();
+            log.debug("subscriber {} (namespace {}, topics {}): {} acknowledgements wait unrecorded; claiming paused", label,
+                    namespace.name(), topics, acks.unrecorded());
+        }
+        // Same handshake as for slots: announce, look again, then wait; a flush after the flag is set rings.
+        waitingForAcks = true;
+        try {
+            if (acks.behind()) {
+                awaitWake(engine.options().sweepInterval());
+            }
+        } finally {
+            waitingForAcks = false;
+        }
+        return true;
+    }
+
+    private void afterAcksRecorded() {
+        if (waitingForAcks && !acks.behind()) {
+            wake();
         }
     }
 
