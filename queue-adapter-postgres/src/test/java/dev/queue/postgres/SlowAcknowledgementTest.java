@@ -24,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A database that records acknowledgements slower than handlers finish must slow the claiming down, not let the
+ * Acknowledgements when the database does not record them: slowly, or with a failed call.
+ *
+ * <p>A database that records acknowledgements slower than handlers finish must slow the claiming down, not let the
  * unrecorded acknowledgements pile up until they outlive their leases. Here the database stops recording them
  * altogether: another transaction holds a row lock on the first handled message, so the statement completing it
  * (and every one queued behind it) waits. The subscriber has to stop claiming near its bound of unrecorded
@@ -95,6 +97,86 @@ class SlowAcknowledgementTest {
                 connection.close();
             }
             PostgresTestServer.dropSchema(schema);
+        }
+    }
+
+    /**
+     * The connection recording acknowledgements is cut in the middle of a statement (here: while it waits behind a
+     * row lock, terminated by the server). The failed call must be retried, not dropped: dropped, its messages
+     * would stay running until their two-minute leases expired and then run a second time.
+     */
+    @Test
+    void anAcknowledgementCallThatFailsIsRetriedInsteadOfDropped() throws Exception {
+        String schema = PostgresTestServer.freshSchema("cutack");
+        QueueOptions options = QueueOptions.defaults().scheduleTickInterval(Duration.ZERO);
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).queueOptions(options).poolSize(4);
+        int messages = 2_000;
+        AtomicReference<Connection> rowLock = new AtomicReference<>();
+        CountDownLatch locked = new CountDownLatch(1);
+        try (PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
+            Namespace ns = queue.namespace("cutack");
+            List<Message> batch = new ArrayList<>();
+            for (int i = 0; i < messages; i++) {
+                batch.add(Message.to("t").json("{\"i\":" + i + "}"));
+                if (batch.size() == 500) {
+                    ns.publishAll(batch);
+                    batch.clear();
+                }
+            }
+            Set<Long> handled = ConcurrentHashMap.newKeySet();
+            Set<Long> twice = ConcurrentHashMap.newKeySet();
+            try (Subscription subscription = ns.subscribe(Subscriber.on("t").concurrency(CONCURRENCY).lease(Duration.ofMinutes(2))
+                    .handleDelivery((delivery, ctx) -> {
+                        synchronized (rowLock) {
+                            if (rowLock.get() == null) {
+                                rowLock.set(lockRow(schema, delivery.id().value()));
+                                locked.countDown();
+                            }
+                        }
+                        if (!handled.add(delivery.id().value())) {
+                            twice.add(delivery.id().value());
+                        }
+                    }))) {
+                try {
+                    assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+                    AtomicReference<Integer> blocked = new AtomicReference<>();
+                    await().atMost(Duration.ofSeconds(30)).until(() -> {
+                        blocked.set(completionWaitingOnALock(schema));
+                        return blocked.get() != null;
+                    });
+                    PostgresTestServer.execute("SELECT pg_terminate_backend(" + blocked.get() + ")");
+                } finally {
+                    if (rowLock.get() != null) {
+                        rowLock.get().rollback();
+                    }
+                }
+                // Well inside the two-minute lease: only a retried acknowledgement can have completed these.
+                await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == messages);
+                await().atMost(Duration.ofSeconds(30)).until(() -> ns.stats().pending() == 0 && ns.stats().running() == 0);
+                assertThat(ns.stats().completed()).isEqualTo(messages);
+                assertThat(subscription.isRunning()).isTrue();
+            }
+            assertThat(twice).isEmpty();
+        } finally {
+            Connection connection = rowLock.get();
+            if (connection != null) {
+                connection.close();
+            }
+            PostgresTestServer.dropSchema(schema);
+        }
+    }
+
+    /** The server process of a statement completing messages of the schema while it waits for a lock, or null. */
+    private static Integer completionWaitingOnALock(String schema) {
+        try (Connection connection = PostgresTestServer.dataSource().getConnection();
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ? LIMIT 1")) {
+            statement.setString(1, "%DELETE FROM \"" + schema + "\".messages%");
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? rows.getInt(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read pg_stat_activity", e);
         }
     }
 

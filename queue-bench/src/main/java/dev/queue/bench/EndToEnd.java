@@ -96,6 +96,8 @@ public final class EndToEnd implements Callable<Integer> {
     Path timeseries;
 
     private final AtomicLong handled = new AtomicLong();
+    /** Handler runs of a message that ran before (attempt above 1): the handlers never fail, so each is a repeat. */
+    private final AtomicLong repeated = new AtomicLong();
     private final AtomicLong published = new AtomicLong();
     private final LatencyBook latency = new LatencyBook();
     private volatile boolean producing = true;
@@ -147,12 +149,13 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
-                            + "\"postgres_version\":\"%s\"}",
+                            + "\"repeated_runs\":%d,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
-                    jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, version.replace("\"", ""));
+                    jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
+                    version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -305,6 +308,9 @@ public final class EndToEnd implements Callable<Integer> {
 
     private void onHandle(Delivery delivery) {
         handled.incrementAndGet();
+        if (delivery.attempt() > 1) {
+            repeated.incrementAndGet();
+        }
         if (!delivery.headers().containsKey("backlog")) {
             latency.started(delivery.id().value());
         }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,16 +26,24 @@ import java.util.concurrent.locks.ReentrantLock;
  * when they reach {@code maxUnrecorded}: the subscriber stops claiming until they drop below it. Without that, a
  * database slower to record than the handlers are to finish lets the waiting grow until acknowledgements outlive
  * their leases and the messages run a second time elsewhere.
+ *
+ * <p>A store call that fails (the database restarting, a connection cut) is retried with a growing pause, for as
+ * long as a lease lasts from when the acknowledgement arrived, instead of being dropped: dropping would make
+ * every message it named run again once its lease expired, however short the outage. Completion only deletes
+ * rows still held under the named lease, so a retry of a call that did commit changes nothing.
  */
 final class AckBatcher {
 
     private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
+    private static final long FIRST_RETRY_PAUSE_MILLIS = 50;
+    private static final long MAX_RETRY_PAUSE_MILLIS = 2_000;
 
     private final String namespace;
     private final QueueEngine engine;
     private final int maxBatch;
     private final Duration maxDelay;
     private final int maxUnrecorded;
+    private final long retryForNanos;
     private final Runnable afterFlush;
     /** Submitted and not yet through a store call; read without the lock by the subscriber's dispatcher. */
     private final AtomicInteger unrecorded = new AtomicInteger();
@@ -45,21 +54,29 @@ final class AckBatcher {
     private boolean closed;
     private final Thread flusher;
 
-    /** An acknowledgement and what to say if its lease turns out lost. */
-    record Pending(Delivery delivery, boolean completedInCallerTransaction) {
+    /**
+     * An acknowledgement, what to say if its lease turns out lost, when it arrived, and whether a store call
+     * naming it failed before (its completion may then have been recorded by that call).
+     */
+    record Pending(Delivery delivery, boolean completedInCallerTransaction, long arrivedNanos, boolean retried) {
     }
+
+    private enum FlushResult { DONE, RETRY }
 
     /**
      * @param maxUnrecorded how many acknowledgements may wait unrecorded before {@link #behind()} says so
-     * @param afterFlush    run on the flusher thread after every store call, so a paused subscriber can look again
+     * @param retryFor      how long after its arrival an acknowledgement is retried when store calls fail
+     * @param afterFlush    run on the flusher thread after acknowledgements leave it (recorded or given up), so a
+     *                      paused subscriber can look again
      */
-    AckBatcher(String namespace, QueueEngine engine, int maxBatch, Duration maxDelay, int maxUnrecorded, Runnable afterFlush,
-               String threadName) {
+    AckBatcher(String namespace, QueueEngine engine, int maxBatch, Duration maxDelay, int maxUnrecorded, Duration retryFor,
+               Runnable afterFlush, String threadName) {
         this.namespace = namespace;
         this.engine = engine;
         this.maxBatch = maxBatch;
         this.maxDelay = maxDelay;
         this.maxUnrecorded = maxUnrecorded;
+        this.retryForNanos = retryFor.toNanos();
         this.afterFlush = afterFlush;
         this.flusher = new Thread(this::run, threadName);
         this.flusher.setDaemon(true);
@@ -67,17 +84,18 @@ final class AckBatcher {
     }
 
     void submit(Delivery delivery, boolean completedInCallerTransaction) {
+        Pending pending = new Pending(delivery, completedInCallerTransaction, System.nanoTime(), false);
         lock.lock();
         try {
             if (closed) {
-                flushNow(List.of(new Pending(delivery, completedInCallerTransaction)));
+                flush(List.of(pending), false);
                 return;
             }
             if (waiting.isEmpty()) {
-                firstArrivedNanos = System.nanoTime();
+                firstArrivedNanos = pending.arrivedNanos();
             }
             unrecorded.incrementAndGet();
-            waiting.add(new Pending(delivery, completedInCallerTransaction));
+            waiting.add(pending);
             if (waiting.size() == 1 || waiting.size() >= maxBatch) {
                 changed.signalAll();
             }
@@ -87,10 +105,17 @@ final class AckBatcher {
     }
 
     private void run() {
+        long retryPauseMillis = 0;
         while (true) {
             List<Pending> batch;
+            boolean mayRetry;
             lock.lock();
             try {
+                // After a failed store call, pause before the next; closing cuts the pause short.
+                long pauseNanos = TimeUnit.MILLISECONDS.toNanos(retryPauseMillis);
+                while (!closed && pauseNanos > 0) {
+                    pauseNanos = changed.awaitNanos(pauseNanos);
+                }
                 while (!closed && (waiting.isEmpty() || (waiting.size() < maxBatch && !overdue()))) {
                     long waitNanos = waiting.isEmpty() ? Long.MAX_VALUE
                             : maxDelay.toNanos() - (System.nanoTime() - firstArrivedNanos);
@@ -99,6 +124,7 @@ final class AckBatcher {
                 if (closed && waiting.isEmpty()) {
                     return;
                 }
+                mayRetry = !closed;
                 // At most maxBatch per statement: one that fell behind (a slow database) catches up in statements
                 // of the usual size, each committed on its own, rather than in one that grows with the delay.
                 if (waiting.size() <= maxBatch) {
@@ -115,12 +141,59 @@ final class AckBatcher {
             } finally {
                 lock.unlock();
             }
+            int settled = batch.size();
             try {
-                flushNow(batch);
+                if (flush(batch, mayRetry) == FlushResult.RETRY) {
+                    List<Pending> again = stillWorthRetrying(batch);
+                    settled = batch.size() - again.size();
+                    requeue(again);
+                    retryPauseMillis = retryPauseMillis == 0 ? FIRST_RETRY_PAUSE_MILLIS
+                            : Math.min(MAX_RETRY_PAUSE_MILLIS, retryPauseMillis * 2);
+                } else {
+                    retryPauseMillis = 0;
+                }
             } finally {
-                unrecorded.addAndGet(-batch.size());
-                afterFlush.run();
+                if (settled > 0) {
+                    unrecorded.addAndGet(-settled);
+                    afterFlush.run();
+                }
             }
+        }
+    }
+
+    /** The acknowledgements of a failed call that arrived less than a lease ago; the rest are given up, saying so. */
+    private List<Pending> stillWorthRetrying(List<Pending> failed) {
+        long now = System.nanoTime();
+        List<Pending> again = new ArrayList<>(failed.size());
+        int givenUp = 0;
+        for (Pending pending : failed) {
+            if (now - pending.arrivedNanos() < retryForNanos) {
+                again.add(new Pending(pending.delivery(), pending.completedInCallerTransaction(), pending.arrivedNanos(), true));
+            } else {
+                givenUp++;
+            }
+        }
+        if (givenUp > 0) {
+            log.warn("gave up recording {} acknowledgements in namespace {} after retrying them for a lease; those messages run "
+                    + "again when their leases expire", givenUp, namespace);
+        }
+        return again;
+    }
+
+    /** Puts acknowledgements back at the head of the queue, due at once. */
+    private void requeue(List<Pending> again) {
+        if (again.isEmpty()) {
+            return;
+        }
+        lock.lock();
+        try {
+            List<Pending> merged = new ArrayList<>(again.size() + waiting.size());
+            merged.addAll(again);
+            merged.addAll(waiting);
+            waiting = merged;
+            firstArrivedNanos = again.get(0).arrivedNanos();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -138,30 +211,51 @@ final class AckBatcher {
         return System.nanoTime() - firstArrivedNanos >= maxDelay.toNanos();
     }
 
-    private void flushNow(List<Pending> batch) {
+    private FlushResult flush(List<Pending> batch, boolean mayRetry) {
         if (batch.isEmpty()) {
-            return;
+            return FlushResult.DONE;
         }
         List<LeaseRef> leases = new ArrayList<>(batch.size());
         for (Pending pending : batch) {
             leases.add(NamespaceService.leaseOf(pending.delivery()));
         }
+        Set<Long> done;
         try {
-            Set<Long> done = engine.store().completeIfLeased(new CompleteCommand(namespace, leases, engine.commandTime()));
-            for (Pending pending : batch) {
-                Delivery d = pending.delivery();
-                if (!done.contains(d.id().value()) && !pending.completedInCallerTransaction()) {
-                    log.warn("message {} (topic {}, namespace {}): lease lost before its acknowledgement was recorded (attempt {}); "
-                            + "another worker may have run it", d.id(), d.topic(), d.namespace(), d.attempt());
-                }
-            }
+            done = engine.store().completeIfLeased(new CompleteCommand(namespace, leases, engine.commandTime()));
         } catch (RuntimeException e) {
-            log.warn("could not record {} acknowledgements in namespace {}; those messages run again when their leases expire: {}",
-                    batch.size(), namespace, e.toString());
+            if (mayRetry) {
+                boolean firstFailure = batch.stream().noneMatch(Pending::retried);
+                if (firstFailure) {
+                    log.warn("could not record {} acknowledgements in namespace {}; retrying while their leases last: {}", batch.size(),
+                            namespace, e.toString());
+                } else {
+                    log.debug("could not record {} acknowledgements in namespace {} again; retrying: {}", batch.size(), namespace,
+                            e.toString());
+                }
+                return FlushResult.RETRY;
+            }
+            log.warn("could not record {} acknowledgements in namespace {} while closing; those messages run again when their "
+                    + "leases expire: {}", batch.size(), namespace, e.toString());
+            return FlushResult.DONE;
         }
+        for (Pending pending : batch) {
+            Delivery d = pending.delivery();
+            if (done.contains(d.id().value()) || pending.completedInCallerTransaction()) {
+                continue;
+            }
+            if (pending.retried()) {
+                log.warn("message {} (topic {}, namespace {}): not held under its lease when its acknowledgement was retried "
+                        + "(attempt {}); either the failed call recorded it, or the lease was lost and another worker may have "
+                        + "run it", d.id(), d.topic(), d.namespace(), d.attempt());
+            } else {
+                log.warn("message {} (topic {}, namespace {}): lease lost before its acknowledgement was recorded (attempt {}); "
+                        + "another worker may have run it", d.id(), d.topic(), d.namespace(), d.attempt());
+            }
+        }
+        return FlushResult.DONE;
     }
 
-    /** Flushes everything waiting and stops the flusher. */
+    /** Flushes everything waiting (one attempt each) and stops the flusher. */
     void close() {
         lock.lock();
         try {

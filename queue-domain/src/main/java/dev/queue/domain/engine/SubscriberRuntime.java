@@ -139,7 +139,7 @@ final class SubscriberRuntime implements Subscription {
             return;
         }
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
-        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, MAX_UNRECORDED_ACKS, this::afterAcksRecorded,
+        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, MAX_UNRECORDED_ACKS, lease, this::afterAcksRecorded,
                 label + "-acks");
         wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
         clockRegistration = engine.clock().onAdvance(this::wake);
