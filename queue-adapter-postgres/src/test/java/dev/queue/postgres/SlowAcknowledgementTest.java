@@ -41,62 +41,24 @@ class SlowAcknowledgementTest {
 
     @Test
     void claimingPausesWhileAcknowledgementsWaitAndResumesWhenTheyAreRecorded() throws Exception {
-        String schema = PostgresTestServer.freshSchema("slowack");
-        QueueOptions options = QueueOptions.defaults().scheduleTickInterval(Duration.ZERO);
-        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).queueOptions(options).poolSize(4);
-        AtomicReference<Connection> rowLock = new AtomicReference<>();
-        CountDownLatch locked = new CountDownLatch(1);
-        try (PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
-            Namespace ns = queue.namespace("slowack");
-            List<Message> batch = new ArrayList<>();
-            for (int i = 0; i < MESSAGES; i++) {
-                batch.add(Message.to("t").json("{\"i\":" + i + "}"));
-                if (batch.size() == 500) {
-                    ns.publishAll(batch);
-                    batch.clear();
-                }
-            }
-            Set<Long> handled = ConcurrentHashMap.newKeySet();
-            Set<Long> twice = ConcurrentHashMap.newKeySet();
-            try (Subscription subscription = ns.subscribe(Subscriber.on("t").concurrency(CONCURRENCY).lease(Duration.ofMinutes(2))
-                    .handleDelivery((delivery, ctx) -> {
-                        if (rowLock.get() == null && handled.isEmpty()) {
-                            synchronized (rowLock) {
-                                if (rowLock.get() == null) {
-                                    rowLock.set(lockRow(schema, delivery.id().value()));
-                                    locked.countDown();
-                                }
-                            }
-                        }
-                        if (!handled.add(delivery.id().value())) {
-                            twice.add(delivery.id().value());
-                        }
-                    }))) {
+        try (LockedAcknowledgements run = new LockedAcknowledgements("slowack", MESSAGES)) {
+            try (Subscription subscription = run.subscribe()) {
                 try {
-                    assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+                    run.awaitLocked();
                     // The bound fills up: every acknowledgement after the locked one waits behind it.
-                    await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= UNRECORDED_BOUND);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> run.handled.size() >= UNRECORDED_BOUND);
                     // And claiming stops there, give or take the handlers that were running and the last claim.
                     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
-                            .until(() -> handled.size() <= UNRECORDED_BOUND + 2 * CONCURRENCY);
-                    assertThat(ns.stats().pending()).isGreaterThanOrEqualTo(MESSAGES - UNRECORDED_BOUND - 2 * CONCURRENCY);
+                            .until(() -> run.handled.size() <= UNRECORDED_BOUND + 2 * CONCURRENCY);
+                    assertThat(run.ns.stats().pending()).isGreaterThanOrEqualTo(MESSAGES - UNRECORDED_BOUND - 2 * CONCURRENCY);
                 } finally {
-                    // Also when an assertion failed: closing the subscription flushes, which would wait on the lock.
-                    if (rowLock.get() != null) {
-                        rowLock.get().rollback();
-                    }
+                    run.releaseLock();
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() -> handled.size() == MESSAGES);
-                await().atMost(Duration.ofSeconds(30)).until(() -> ns.stats().pending() == 0 && ns.stats().running() == 0);
+                await().atMost(Duration.ofSeconds(60)).until(() -> run.handled.size() == MESSAGES);
+                await().atMost(Duration.ofSeconds(30)).until(() -> run.ns.stats().pending() == 0 && run.ns.stats().running() == 0);
                 assertThat(subscription.isRunning()).isTrue();
             }
-            assertThat(twice).isEmpty();
-        } finally {
-            Connection connection = rowLock.get();
-            if (connection != null) {
-                connection.close();
-            }
-            PostgresTestServer.dropSchema(schema);
+            assertThat(run.twice).isEmpty();
         }
     }
 
@@ -107,14 +69,51 @@ class SlowAcknowledgementTest {
      */
     @Test
     void anAcknowledgementCallThatFailsIsRetriedInsteadOfDropped() throws Exception {
-        String schema = PostgresTestServer.freshSchema("cutack");
-        QueueOptions options = QueueOptions.defaults().scheduleTickInterval(Duration.ZERO);
-        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).queueOptions(options).poolSize(4);
         int messages = 2_000;
-        AtomicReference<Connection> rowLock = new AtomicReference<>();
-        CountDownLatch locked = new CountDownLatch(1);
-        try (PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
-            Namespace ns = queue.namespace("cutack");
+        try (LockedAcknowledgements run = new LockedAcknowledgements("cutack", messages)) {
+            try (Subscription subscription = run.subscribe()) {
+                try {
+                    run.awaitLocked();
+                    AtomicReference<Integer> blocked = new AtomicReference<>();
+                    await().atMost(Duration.ofSeconds(30)).until(() -> {
+                        blocked.set(completionWaitingOnALock(run.schema));
+                        return blocked.get() != null;
+                    });
+                    PostgresTestServer.execute("SELECT pg_terminate_backend(" + blocked.get() + ")");
+                } finally {
+                    run.releaseLock();
+                }
+                // Well inside the two-minute lease: only a retried acknowledgement can have completed these.
+                await().atMost(Duration.ofSeconds(30)).until(() -> run.handled.size() == messages);
+                await().atMost(Duration.ofSeconds(30)).until(() -> run.ns.stats().pending() == 0 && run.ns.stats().running() == 0);
+                assertThat(run.ns.stats().completed()).isEqualTo(messages);
+                assertThat(subscription.isRunning()).isTrue();
+            }
+            assertThat(run.twice).isEmpty();
+        }
+    }
+
+    /**
+     * A queue on a schema of its own with {@code messages} published, whose subscriber's first handler locks its
+     * own message's row in a transaction left open, so the statement completing it waits until
+     * {@link #releaseLock()}. Counts what the handlers saw, and what they saw twice.
+     */
+    private static final class LockedAcknowledgements implements AutoCloseable {
+
+        final String schema;
+        final Namespace ns;
+        final Set<Long> handled = ConcurrentHashMap.newKeySet();
+        final Set<Long> twice = ConcurrentHashMap.newKeySet();
+        private final PostgresQueue queue;
+        private final AtomicReference<Connection> rowLock = new AtomicReference<>();
+        private final CountDownLatch locked = new CountDownLatch(1);
+
+        LockedAcknowledgements(String name, int messages) {
+            schema = PostgresTestServer.freshSchema(name);
+            QueueOptions options = QueueOptions.defaults().scheduleTickInterval(Duration.ZERO);
+            PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).queueOptions(options).poolSize(4);
+            queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
+            ns = queue.namespace(name);
             List<Message> batch = new ArrayList<>();
             for (int i = 0; i < messages; i++) {
                 batch.add(Message.to("t").json("{\"i\":" + i + "}"));
@@ -123,9 +122,10 @@ class SlowAcknowledgementTest {
                     batch.clear();
                 }
             }
-            Set<Long> handled = ConcurrentHashMap.newKeySet();
-            Set<Long> twice = ConcurrentHashMap.newKeySet();
-            try (Subscription subscription = ns.subscribe(Subscriber.on("t").concurrency(CONCURRENCY).lease(Duration.ofMinutes(2))
+        }
+
+        Subscription subscribe() {
+            return ns.subscribe(Subscriber.on("t").concurrency(CONCURRENCY).lease(Duration.ofMinutes(2))
                     .handleDelivery((delivery, ctx) -> {
                         synchronized (rowLock) {
                             if (rowLock.get() == null) {
@@ -136,33 +136,31 @@ class SlowAcknowledgementTest {
                         if (!handled.add(delivery.id().value())) {
                             twice.add(delivery.id().value());
                         }
-                    }))) {
-                try {
-                    assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
-                    AtomicReference<Integer> blocked = new AtomicReference<>();
-                    await().atMost(Duration.ofSeconds(30)).until(() -> {
-                        blocked.set(completionWaitingOnALock(schema));
-                        return blocked.get() != null;
-                    });
-                    PostgresTestServer.execute("SELECT pg_terminate_backend(" + blocked.get() + ")");
-                } finally {
-                    if (rowLock.get() != null) {
-                        rowLock.get().rollback();
-                    }
+                    }));
+        }
+
+        void awaitLocked() throws InterruptedException {
+            assertThat(locked.await(30, TimeUnit.SECONDS)).isTrue();
+        }
+
+        /** Call it also when an assertion failed: closing the subscription flushes, which would wait on the lock. */
+        void releaseLock() throws SQLException {
+            if (rowLock.get() != null) {
+                rowLock.get().rollback();
+            }
+        }
+
+        @Override
+        public void close() throws SQLException {
+            try {
+                queue.close();
+            } finally {
+                Connection connection = rowLock.get();
+                if (connection != null) {
+                    connection.close();
                 }
-                // Well inside the two-minute lease: only a retried acknowledgement can have completed these.
-                await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == messages);
-                await().atMost(Duration.ofSeconds(30)).until(() -> ns.stats().pending() == 0 && ns.stats().running() == 0);
-                assertThat(ns.stats().completed()).isEqualTo(messages);
-                assertThat(subscription.isRunning()).isTrue();
+                PostgresTestServer.dropSchema(schema);
             }
-            assertThat(twice).isEmpty();
-        } finally {
-            Connection connection = rowLock.get();
-            if (connection != null) {
-                connection.close();
-            }
-            PostgresTestServer.dropSchema(schema);
         }
     }
 

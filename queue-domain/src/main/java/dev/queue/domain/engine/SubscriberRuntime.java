@@ -53,7 +53,7 @@ final class SubscriberRuntime implements Subscription {
      * statement behind it. More than that only happens when the database records slower than the handlers finish;
      * claiming on would make the wait longer for every acknowledgement, until they outlive their leases.
      */
-    static final int MAX_UNRECORDED_ACKS = 2 * ACK_BATCH;
+    private static final int MAX_UNRECORDED_ACKS = 2 * ACK_BATCH;
 
     private enum HoldState { CLAIMED, STARTED, RELEASED }
 

@@ -78,9 +78,7 @@ class AckBatcherTest {
 
     @Test
     void acknowledgementsAreGivenUpOnceTheyHaveWaitedLongerThanTheRetryWindow() {
-        completion = command -> {
-            throw new StoreUnavailableException("complete", new IllegalStateException("database down"));
-        };
+        completion = AckBatcherTest::databaseDown;
         batcher = batcher(1_000, Duration.ofMillis(200));
 
         batcher.submit(delivery(7), false);
@@ -118,9 +116,7 @@ class AckBatcherTest {
 
     @Test
     void closingTriesAFailingCallOnceInsteadOfRetryingForALease() {
-        completion = command -> {
-            throw new StoreUnavailableException("complete", new IllegalStateException("database down"));
-        };
+        completion = AckBatcherTest::databaseDown;
         batcher = batcher(1_000, Duration.ofHours(1));
         batcher.submit(delivery(1), false);
         await().atMost(PROMPTLY).until(() -> !calls.isEmpty());
@@ -170,6 +166,10 @@ class AckBatcherTest {
             }
             throw new UnsupportedOperationException(type.getSimpleName() + "." + method.getName() + " is not part of this test");
         });
+    }
+
+    private static Set<Long> databaseDown(CompleteCommand command) {
+        throw new StoreUnavailableException("complete", new IllegalStateException("database down"));
     }
 
     private static Set<Long> ids(CompleteCommand command) {
