@@ -1,5 +1,8 @@
 package dev.queue.bench;
 
+import dev.queue.postgres.PostgresQueue;
+import dev.queue.postgres.PostgresQueueConfig;
+
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,12 +12,14 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The raw SQL ceiling: the same row lifecycle as the queue (insert; claim a batch with a materialized
  * SKIP LOCKED CTE and an UPDATE; delete the batch) through plain JDBC, on the same server and the same number
- * of connections, with no framework in between. The queue's throughput is reported as a share of this.
+ * of connections, on the same table (the queue's schema) with the same vacuum upkeep, and no framework in between. The queue's
+ * throughput is reported as a share of this.
  */
 final class Ceiling {
 
@@ -28,6 +33,10 @@ final class Ceiling {
     private final long maxBacklog;
     private final AtomicLong inserted = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
+    /** Rows done in each measured second, for runs long enough to show whether the server itself holds its pace. */
+    private final List<Double> perSecond = new ArrayList<>();
+    private final List<Double> minuteSteal = new ArrayList<>();
+    private long measureStartNanos;
 
     Ceiling(BenchDatabase db, int producers, int consumers, boolean bulk, int batch, long maxBacklog) {
         this.maxBacklog = maxBacklog;
@@ -41,15 +50,9 @@ final class Ceiling {
     /** Rows that went through the whole lifecycle per second, measured over {@code seconds} after a short warm-up. */
     double measure(int seconds) throws Exception {
         db.dropSchema(SCHEMA);
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("CREATE SCHEMA " + SCHEMA);
-            s.execute("CREATE TABLE " + SCHEMA + ".message (id bigserial PRIMARY KEY, namespace text COLLATE \"C\" NOT NULL, topic text COLLATE \"C\" NOT NULL, "
-                    + "payload json NOT NULL, headers jsonb NOT NULL DEFAULT '{}', priority smallint NOT NULL DEFAULT 0, "
-                    + "run_at timestamptz NOT NULL DEFAULT now(), state text NOT NULL DEFAULT 'pending', attempts int NOT NULL DEFAULT 0, "
-                    + "lease_until timestamptz, lease_token bigint, worker text, published_at timestamptz NOT NULL DEFAULT now()) "
-                    + "WITH (fillfactor = 70)");
-            s.execute("CREATE INDEX ON " + SCHEMA + ".message (namespace, topic, priority, run_at, id) WHERE state = 'pending'");
-        }
+        // The queue's own schema, created by its migrator: the same columns, indexes, constraint and storage
+        // settings, so the ceiling does the same row work on the same table and only the framework is left out.
+        PostgresQueue.create(db.dataSource(), PostgresQueueConfig.defaults().schema(SCHEMA)).close();
         long warmupNanos = 2_000_000_000L;
         long end = System.nanoTime() + warmupNanos + seconds * 1_000_000_000L;
         CountDownLatch finished = new CountDownLatch(producers + consumers);
@@ -78,15 +81,36 @@ final class Ceiling {
                 }
             }, "ceiling-consumer-" + i));
         }
+        Thread vacuum = new Thread(() -> {
+            try (Connection c = db.connect()) {
+                vacuumWhileRunning(c, end);
+            } catch (Exception e) {
+                failures.add(e);
+            }
+        }, "ceiling-vacuum");
         long start = System.nanoTime();
         threads.forEach(Thread::start);
+        vacuum.start();
         while (System.nanoTime() - start < warmupNanos) {
             java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
         }
         countedFrom[0] = done.get();
         long measureStart = System.nanoTime();
-        finished.await();
+        measureStartNanos = measureStart;
+        long lastDone = countedFrom[0];
+        HostCpu.Sample cpuLastMinute = HostCpu.sample();
+        for (int second = 1; !finished.await(measureStart + second * 1_000_000_000L - System.nanoTime(), TimeUnit.NANOSECONDS); second++) {
+            long now = done.get();
+            perSecond.add((double) (now - lastDone));
+            lastDone = now;
+            if (second % 60 == 0) {
+                HostCpu.Sample cpu = HostCpu.sample();
+                minuteSteal.add(cpu == null || cpuLastMinute == null ? -1 : cpu.stealPercentSince(cpuLastMinute));
+                cpuLastMinute = cpu;
+            }
+        }
         double elapsed = (System.nanoTime() - measureStart) / 1e9;
+        vacuum.join();
         if (!failures.isEmpty()) {
             throw failures.get(0);
         }
@@ -94,11 +118,55 @@ final class Ceiling {
         return (done.get() - countedFrom[0]) / elapsed;
     }
 
+    /**
+     * The upkeep the queue does for its own hot table (its HotTableVacuum, the same policy): every 2 s, a vacuum
+     * once 20,000 dead row versions have piled up. Without it the table and its claim index grow by gigabytes in a
+     * few minutes and every claim steps over millions of dead entries: the "ceiling" would then fall away over a
+     * long run and measure PostgreSQL's autovacuum schedule rather than the row lifecycle.
+     */
+    private void vacuumWhileRunning(Connection c, long end) throws SQLException {
+        c.setAutoCommit(true);
+        try (PreparedStatement dead = c.prepareStatement(
+                "SELECT coalesce(max(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + SCHEMA + "' AND relname = 'messages'");
+             Statement vacuum = c.createStatement()) {
+            while (System.nanoTime() < end) {
+                java.util.concurrent.locks.LockSupport.parkNanos(Math.max(1, Math.min(2_000_000_000L, end - System.nanoTime())));
+                if (System.nanoTime() >= end) {
+                    return;
+                }
+                try (ResultSet rs = dead.executeQuery()) {
+                    if (rs.next() && rs.getLong(1) >= 20_000) {
+                        vacuum.execute("VACUUM (SKIP_LOCKED) " + SCHEMA + ".messages");
+                    }
+                }
+            }
+        }
+    }
+
+    /** The mean rows per second of each whole measured minute of the last {@link #measure}. */
+    List<Double> minuteMeans() {
+        List<Double> minutes = new ArrayList<>();
+        for (int end = 60; end <= perSecond.size(); end += 60) {
+            minutes.add(perSecond.subList(end - 60, end).stream().mapToDouble(Double::doubleValue).average().orElse(0));
+        }
+        return minutes;
+    }
+
+    /** The CPU share the host took in each whole measured minute of the last {@link #measure}, -1 where unreadable. */
+    List<Double> minuteSteal() {
+        return minuteSteal;
+    }
+
+    /** When the measured period of the last {@link #measure} began, in {@link System#nanoTime()}. */
+    long measureStartNanos() {
+        return measureStartNanos;
+    }
+
     private void produce(Connection c, long end) throws SQLException {
         if (bulk) {
             c.setAutoCommit(true);
-            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + SCHEMA + ".message (namespace, topic, payload) "
-                    + "SELECT 'bench', 'bench', p::json FROM unnest(?::text[]) AS p(p)")) {
+            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + SCHEMA + ".messages (namespace, topic, payload, max_attempts, run_at, published_at) "
+                    + "SELECT 'bench', 'bench', p::json, 3, now(), now() FROM unnest(?::text[]) AS p(p)")) {
                 String[] payloads = new String[batch];
                 java.util.Arrays.fill(payloads, "{\"n\":1}");
                 while (System.nanoTime() < end) {
@@ -109,8 +177,8 @@ final class Ceiling {
                 }
             }
         } else {
-            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + SCHEMA + ".message (namespace, topic, payload) "
-                    + "VALUES ('bench', 'bench', ?::json)")) {
+            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + SCHEMA + ".messages (namespace, topic, payload, max_attempts, run_at, published_at) "
+                    + "VALUES ('bench', 'bench', ?::json, 3, now(), now())")) {
                 while (System.nanoTime() < end) {
                     awaitRoom(end);
                     insert.setString(1, "{\"n\":1}");
@@ -128,12 +196,12 @@ final class Ceiling {
     }
 
     private void consume(Connection c, long end) throws SQLException {
-        try (PreparedStatement claim = c.prepareStatement("WITH picked AS MATERIALIZED (SELECT id FROM " + SCHEMA + ".message "
+        try (PreparedStatement claim = c.prepareStatement("WITH picked AS MATERIALIZED (SELECT id FROM " + SCHEMA + ".messages "
                 + "WHERE namespace = 'bench' AND topic = 'bench' AND state = 'pending' AND run_at <= now() "
                 + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) "
-                + "UPDATE " + SCHEMA + ".message m SET state = 'running', attempts = m.attempts + 1, lease_until = now() + interval '30 seconds', "
+                + "UPDATE " + SCHEMA + ".messages m SET state = 'running', attempts = m.attempts + 1, lease_until = now() + interval '30 seconds', "
                 + "lease_token = 1, worker = 'ceiling' FROM picked WHERE m.id = picked.id RETURNING m.id");
-             PreparedStatement delete = c.prepareStatement("DELETE FROM " + SCHEMA + ".message WHERE id = ANY(?) AND lease_token = 1")) {
+             PreparedStatement delete = c.prepareStatement("DELETE FROM " + SCHEMA + ".messages WHERE id = ANY(?) AND lease_token = 1")) {
             List<Long> ids = new ArrayList<>(100);
             while (System.nanoTime() < end) {
                 ids.clear();

@@ -89,6 +89,10 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--ceiling-seconds", description = "seconds to measure the raw SQL ceiling; 0 skips it", defaultValue = "15")
     int ceilingSeconds;
 
+    @Option(names = "--ceiling-only", description = "measure the raw SQL ceiling alone, minute by minute, and skip the queue: with a long "
+            + "--ceiling-seconds it shows how steadily the server and the host run the same work without the queue")
+    boolean ceilingOnly;
+
     @Option(names = "--statements", description = "print the statements that took the most server time (pg_stat_statements)")
     boolean statements;
 
@@ -120,14 +124,34 @@ public final class EndToEnd implements Callable<Integer> {
             double ceiling = 0;
             double ceilingSteal = -1;
             settle(db);
+            if (ceilingOnly && ceilingSeconds <= 0) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--ceiling-only needs --ceiling-seconds above 0, got: " + ceilingSeconds);
+            }
             if (ceilingSeconds > 0) {
                 log("measuring the raw SQL ceiling for %d s (%d producer and %d consumer connections)", ceilingSeconds, producerThreads,
                         replicas * pool);
                 HostCpu.Sample ceilingStart = HostCpu.sample();
-                ceiling = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog).measure(ceilingSeconds);
+                Ceiling raw = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog);
+                List<Double> minuteProbe = new ArrayList<>();
+                try (SpeedProbe probe = new SpeedProbe(5_000)) {
+                    ceiling = raw.measure(ceilingSeconds);
+                    long from = probe.sinceStart(raw.measureStartNanos());
+                    for (int minute = 1; minute <= raw.minuteMeans().size(); minute++) {
+                        minuteProbe.add(probe.medianMillis(from + (minute - 1) * 60_000_000_000L, from + minute * 60_000_000_000L));
+                    }
+                }
                 HostCpu.Sample ceilingEnd = HostCpu.sample();
                 ceilingSteal = ceilingStart == null || ceilingEnd == null ? -1 : ceilingEnd.stealPercentSince(ceilingStart);
                 log("ceiling: %.0f messages/s (CPU stolen by the host: %.1f%%)", ceiling, ceilingSteal);
+                if (ceilingOnly) {
+                    System.out.println(String.format(Locale.ROOT,
+                            "{\"mode\":\"%s\",\"ceiling_only\":true,\"max_backlog\":%d,\"duration_s\":%d,\"ceiling_per_s\":%.1f,"
+                                    + "\"ceiling_minutes_per_s\":%s,\"ceiling_minutes_steal_pct\":%s,\"ceiling_minutes_probe_ms\":%s,"
+                                    + "\"ceiling_steal_pct\":%.1f,\"producers\":%d,\"consumers\":%d,\"postgres_version\":\"%s\"}",
+                            mode, maxBacklog, ceilingSeconds, ceiling, jsonArray(raw.minuteMeans()), jsonArray(raw.minuteSteal()),
+                            jsonArray(minuteProbe), ceilingSteal, producerThreads, replicas * pool, version.replace("\"", "")));
+                    return 0;
+                }
             }
             db.dropSchema(SCHEMA);
             if (ceilingSeconds > 0) {

@@ -91,6 +91,11 @@ final class SpeedProbe implements AutoCloseable {
         return cpu.get(cpu.size() / 2) / 1e6;
     }
 
+    /** A {@link System#nanoTime()} reading in the time base of {@link #medianMillis}. */
+    long sinceStart(long nanoTime) {
+        return nanoTime - start;
+    }
+
     /** Nanos since the probe started, the time base of {@link #medianMillis}. */
     long elapsedNanos() {
         return System.nanoTime() - start;
