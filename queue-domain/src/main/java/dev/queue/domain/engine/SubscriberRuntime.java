@@ -45,6 +45,12 @@ final class SubscriberRuntime implements Subscription {
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
     /** Upper bound of one claim, so one subscriber with many slots does not starve its peers of a burst. */
     private static final int MAX_CLAIM = 100;
+    /**
+     * While a backlog waits, free handler slots wait this long for more to free up before they are claimed for, so
+     * that fast handlers are fed by full claims (one statement per hundred messages, not one per handful) and a
+     * slot of a slow handler stands empty for at most this long.
+     */
+    private static final long CLAIM_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** Acknowledgements wait at most this long, or until this many are waiting, before one store call records them. */
     private static final int ACK_BATCH = 500;
     private static final Duration ACK_DELAY = Duration.ofMillis(5);
@@ -92,8 +98,8 @@ final class SubscriberRuntime implements Subscription {
 
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
     private final Semaphore slots;
-    /** Free slots worth a claim while handlers still run: half a claim batch, at least one. */
-    private final int claimThreshold;
+    /** The size of a full claim: every slot, up to {@link #MAX_CLAIM}. */
+    private final int fullClaim;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final WakeSignal signal = new WakeSignal();
     private final java.util.concurrent.atomic.AtomicBoolean closeStarted = new java.util.concurrent.atomic.AtomicBoolean();
@@ -106,6 +112,10 @@ final class SubscriberRuntime implements Subscription {
      * that cannot find anything the wake-ups would not announce.
      */
     private volatile boolean waitingForSlots;
+    /** The number of free slots at which a finishing handler rings the dispatcher waiting for slots. */
+    private volatile int ringAtFree = 1;
+    /** Since when free slots have waited for a full claim, 0 when none wait; dispatcher thread only. */
+    private long lingerSinceNanos;
     /** True while the dispatcher waits for acknowledgements to be recorded; the flusher rings it when they are. */
     private volatile boolean waitingForAcks;
     /** When the current pause for acknowledgements began, 0 when not paused; dispatcher thread only. */
@@ -127,7 +137,7 @@ final class SubscriberRuntime implements Subscription {
         this.topics = List.copyOf(subscriber.topics());
         this.lease = subscriber.lease();
         this.slots = new Semaphore(subscriber.concurrency());
-        this.claimThreshold = Math.max(1, Math.min(subscriber.concurrency(), MAX_CLAIM) / 2);
+        this.fullClaim = Math.min(subscriber.concurrency(), MAX_CLAIM);
         this.backoff = subscriber.backoff();
         this.label = "queue-" + namespace.name() + "-" + String.join("+", topics) + "-" + SEQUENCE.incrementAndGet();
     }
@@ -181,22 +191,27 @@ final class SubscriberRuntime implements Subscription {
                     continue;
                 }
                 int free = slots.availablePermits();
-                // While a backlog waits (the last claim came back full), claim in batches: wait until a worthwhile
-                // share of the slots is free, or every finishing handler would cost a claim statement of its own.
-                // Without a backlog, any free slot claims at once, so a new message never waits for a batch.
-                if (tooFewSlots(free)) {
-                    // Announce the wait, then look again: a handler that finished before the flag was set is seen
-                    // here, one that finishes after it sees the flag and rings (both fields are volatile).
-                    waitingForSlots = true;
-                    try {
-                        if (tooFewSlots(slots.availablePermits())) {
-                            awaitWake(engine.options().sweepInterval());
-                        }
-                    } finally {
-                        waitingForSlots = false;
-                    }
+                if (free == 0) {
+                    lingerSinceNanos = 0;
+                    awaitSlots(1, engine.options().sweepInterval());
                     continue;
                 }
+                // While a backlog waits (the last claim came back full), free slots wait a moment for a full claim:
+                // fast handlers free them all within that moment, and each claim statement then serves a hundred
+                // messages instead of the few that finished first. Without a backlog, any free slot claims at
+                // once, so a new message never waits for a batch.
+                if (backlogged && free < fullClaim) {
+                    long now = System.nanoTime();
+                    if (lingerSinceNanos == 0) {
+                        lingerSinceNanos = now;
+                    }
+                    long left = CLAIM_LINGER_NANOS - (now - lingerSinceNanos);
+                    if (left > 0) {
+                        awaitSlots(fullClaim, Duration.ofNanos(left));
+                        continue;
+                    }
+                }
+                lingerSinceNanos = 0;
                 int want = Math.min(free, MAX_CLAIM);
                 if (!slots.tryAcquire(want)) {
                     continue;
@@ -251,7 +266,7 @@ final class SubscriberRuntime implements Subscription {
                         runHandler(entry);
                     } finally {
                         slots.release();
-                        if (waitingForSlots && !tooFewSlots(slots.availablePermits())) {
+                        if (waitingForSlots && slots.availablePermits() >= ringAtFree) {
                             wake();
                         }
                     }
@@ -305,8 +320,21 @@ final class SubscriberRuntime implements Subscription {
         }
     }
 
-    private boolean tooFewSlots(int free) {
-        return free == 0 || (backlogged && free < claimThreshold && inFlight.get() > 0);
+    /**
+     * Waits until at least {@code free} slots are free, or for {@code max}. Announces the wait, then looks again: a
+     * handler that finished before the flag was set is seen here, one that finishes after it sees the flag and
+     * rings (both fields are volatile).
+     */
+    private void awaitSlots(int free, Duration max) {
+        ringAtFree = free;
+        waitingForSlots = true;
+        try {
+            if (slots.availablePermits() < free) {
+                awaitWake(max);
+            }
+        } finally {
+            waitingForSlots = false;
+        }
     }
 
     /** How long an idle dispatcher may sleep: until the next due message, at most one sweep interval. */

@@ -257,6 +257,37 @@ public abstract class SubscriberRuntimeContract extends ContractSupport {
         assertCompleted(ns.stats(), 6);
     }
 
+    /**
+     * A subscriber working through a backlog refills a slot as soon as its handler finishes, even while the others
+     * still run: waiting for more slots to free up (to claim them in one statement) must not leave a slow handler's
+     * slot empty for longer than a moment.
+     */
+    @Test
+    public void aSlotFreedWhileOtherHandlersStillRunIsRefilled() throws Exception {
+        java.util.concurrent.Semaphore finishes = new java.util.concurrent.Semaphore(0);
+        List<MessageId> started = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            publish("t", "{}");
+        }
+        ns.subscribe(Subscriber.on("t").concurrency(4).handleDelivery((delivery, ctx) -> {
+            started.add(delivery.id());
+            assertThat(finishes.tryAcquire(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("handler allowed to finish in time").isTrue();
+        }));
+        try {
+            eventually().until(() -> started.size() == 4);
+
+            finishes.release();
+
+            eventually().until(() -> started.size() == 5);
+            Awaitility.await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> started.size() == 5);
+        } finally {
+            finishes.release(100);
+        }
+        eventually().until(() -> ns.stats().pending() + ns.stats().running() == 0);
+        assertThat(started).hasSize(10).doesNotHaveDuplicates();
+        assertCompleted(ns.stats(), 10);
+    }
+
     @Test
     public void longRunningHandlerHasItsLeaseExtended() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
