@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The raw SQL ceiling: the same row lifecycle as the queue (insert; claim a batch with a materialized
  * SKIP LOCKED CTE and an UPDATE; delete the batch) through plain JDBC, on the same server and the same number
- * of connections, on the same table (the queue's schema) with the same vacuum upkeep, and no framework in between. The queue's
- * throughput is reported as a share of this.
+ * of connections, on the same table (the queue's schema) with the same vacuum upkeep, and no framework in
+ * between. The queue's throughput is reported as a share of this.
  */
 final class Ceiling {
 
