@@ -20,6 +20,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -49,9 +50,14 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--duration", description = "measured seconds", defaultValue = "60")
     int durationSeconds;
 
-    @Option(names = "--warmup", description = "seconds before measuring; on two cores the JIT compilers take about half a "
-            + "minute to settle, and runs measured earlier report the compilers more than the queue", defaultValue = "30")
+    @Option(names = "--warmup", description = "least seconds before measuring; the warm-up then goes on until the JIT compilers "
+            + "have compiled for less than 1%% of a core over 10 s (see --warmup-max)", defaultValue = "30")
     int warmupSeconds;
+
+    @Option(names = "--warmup-max", description = "most seconds of warm-up while the JIT compilers are still busy; on two cores "
+            + "they take about 100 s, and a minute measured before they are done reports them more than the queue. "
+            + "Equal to --warmup for a fixed warm-up", defaultValue = "180")
+    int warmupMaxSeconds;
 
     @Option(names = "--rate", description = "offered messages per second in total; 0 = as fast as possible", defaultValue = "0")
     int rate;
@@ -117,6 +123,10 @@ public final class EndToEnd implements Callable<Integer> {
             case "single" -> false;
             default -> throw new CommandLine.ParameterException(new CommandLine(this), "--mode must be bulk or single, got: " + mode);
         };
+        if (warmupSeconds < 0 || warmupMaxSeconds < warmupSeconds) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--warmup must be 0 or more and --warmup-max at least "
+                    + "--warmup, got --warmup " + warmupSeconds + " and --warmup-max " + warmupMaxSeconds);
+        }
         int producerThreads = producers != null ? producers : (bulk ? 4 : 16);
         try (BenchDatabase db = BenchDatabase.open(databaseUrl)) {
             String version = db.serverVersion();
@@ -173,13 +183,13 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
-                            + "\"repeated_runs\":%d,\"postgres_version\":\"%s\"}",
+                            + "\"repeated_runs\":%d,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
-                    version.replace("\"", ""));
+                    result.warmupSeconds, jsonArray(result.minuteJitMillis), version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -191,7 +201,8 @@ public final class EndToEnd implements Callable<Integer> {
      * {@link SpeedProbe} in each whole minute measured.
      */
     private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute,
-                          List<Double> minuteMeans, double steal, List<Double> minuteSteal, List<Double> minuteProbe) {
+                          List<Double> minuteMeans, double steal, List<Double> minuteSteal, List<Double> minuteProbe,
+                          double warmupSeconds, List<Double> minuteJitMillis) {
     }
 
     private static String jsonArray(List<Double> values) {
@@ -248,7 +259,11 @@ public final class EndToEnd implements Callable<Integer> {
             // taken while it still ran interpreted made the first minute's machine look slower than it was.
             SpeedProbe probe = new SpeedProbe(5_000);
             resources.add(0, probe);
-            waitSeconds(warmupSeconds, "warm-up");
+            JitWatch jit = new JitWatch();
+            double warmedUp = warmUp(jit);
+            long jitAtStart = jit.compileMillis();
+            long jitLastMinute = jitAtStart;
+            List<Double> minuteJit = new ArrayList<>();
             latency.reset();
             long startHandled = handled.get();
             long startPublished = published.get();
@@ -283,6 +298,9 @@ public final class EndToEnd implements Callable<Integer> {
                         minuteMeans.add(perSecond.subList(second - 60, second).stream().mapToDouble(Double::doubleValue).average().orElse(0));
                         minuteSteal.add(cpu == null || cpuLastMinute == null ? -1 : cpu.stealPercentSince(cpuLastMinute));
                         minuteProbe.add(probe.medianMillis(probeStart + (second - 60) * 1_000_000_000L, probeStart + second * 1_000_000_000L));
+                        long jitNow = jit.compileMillis();
+                        minuteJit.add(jitNow < 0 ? -1.0 : jitNow - jitLastMinute);
+                        jitLastMinute = jitNow;
                         cpuLastMinute = cpu;
                     }
                     String line = String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f,%.1f", second, now - last, nowPublished - lastPublished,
@@ -318,7 +336,7 @@ public final class EndToEnd implements Callable<Integer> {
                     .average().orElse(0);
             probe.close();
             return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
-                    minuteSteal, minuteProbe);
+                    minuteSteal, minuteProbe, warmedUp, minuteJit);
         } finally {
             for (AutoCloseable resource : resources) {
                 try {
@@ -420,6 +438,41 @@ public final class EndToEnd implements Callable<Integer> {
         if (!db.checkpoint()) {
             log("CHECKPOINT refused (needs superuser or pg_checkpoint): phases may inherit each other's checkpoints");
         }
+    }
+
+    /**
+     * At least --warmup seconds, then on until the JIT compilers have gone quiet ({@link JitWatch}), at most
+     * --warmup-max seconds in all; returns the seconds it took.
+     */
+    private double warmUp(JitWatch jit) {
+        long start = System.nanoTime();
+        waitSeconds(warmupSeconds, "warm-up");
+        if (!jit.available() || warmupMaxSeconds <= warmupSeconds) {
+            return (System.nanoTime() - start) / 1e9;
+        }
+        long end = start + warmupMaxSeconds * 1_000_000_000L;
+        // one sample a second; the window compares the newest with the one ten seconds older
+        ArrayDeque<long[]> samples = new ArrayDeque<>();
+        samples.add(new long[] {System.nanoTime(), jit.compileMillis()});
+        while (System.nanoTime() < end) {
+            LockSupport.parkNanos(1_000_000_000L);
+            long[] now = {System.nanoTime(), jit.compileMillis()};
+            samples.add(now);
+            while (now[0] - samples.peekFirst()[0] > JitWatch.WINDOW_MILLIS * 1_000_000L) {
+                samples.removeFirst();
+            }
+            long[] oldest = samples.peekFirst();
+            long windowMillis = (now[0] - oldest[0]) / 1_000_000L;
+            if (windowMillis >= JitWatch.WINDOW_MILLIS - 1_000 && JitWatch.settled(now[1] - oldest[1], windowMillis)) {
+                double took = (now[0] - start) / 1e9;
+                log("warm-up over after %.0f s: the JIT compilers compiled for %d ms in the last %d s", took, now[1] - oldest[1],
+                        windowMillis / 1000);
+                return took;
+            }
+        }
+        double took = (System.nanoTime() - start) / 1e9;
+        log("warm-up cut at --warmup-max %d s with the JIT compilers still busy", warmupMaxSeconds);
+        return took;
     }
 
     private void waitSeconds(int seconds, String what) {
