@@ -67,15 +67,22 @@ final class PostgresMessageStore implements MessageStore {
     private final Sessions runner;
     private final HotStatements hot;
     private final boolean archive;
+    /** Claims and acknowledgements commit without waiting for the flush (see PostgresQueueConfig.durableAcknowledgements). */
+    private final boolean asyncBookkeeping;
     /** Topics this process saw registered: publishes to them may take the fast path. */
     private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
 
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
+        this(sessions, retention, false);
+    }
+
+    PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention, boolean durableAcknowledgements) {
         this.sessions = Objects.requireNonNull(sessions, "sessions");
         this.runner = new Sessions(sessions);
         this.hot = new HotStatements(sessions);
         this.archive = retention == CompletedRetention.ARCHIVE;
+        this.asyncBookkeeping = !durableAcknowledgements;
     }
 
     SqlSessionFactory sessions() {
@@ -124,22 +131,28 @@ final class PostgresMessageStore implements MessageStore {
             (limiter.notifyNow(key) ? notifyNow : heldBack).add(key);
         }
         List<Long> ids;
-        if (messages.size() == 1) {
-            Map<String, Object> params = publishOneParams(messages.get(0), now);
-            if (notifyNow.isEmpty()) {
-                ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
+        try {
+            if (messages.size() == 1) {
+                Map<String, Object> params = publishOneParams(messages.get(0), now);
+                if (notifyNow.isEmpty()) {
+                    ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
+                } else {
+                    params.put("notifyKey", notifyNow.get(0));
+                    ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+                }
             } else {
-                params.put("notifyKey", notifyNow.get(0));
-                ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+                List<Integer> all = new ArrayList<>(messages.size());
+                for (int i = 0; i < messages.size(); i++) {
+                    all.add(i);
+                }
+                Map<String, Object> params = publishParams(messages, all, now);
+                params.put("notifyKeys", notifyNow.toArray(new String[0]));
+                ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
             }
-        } else {
-            List<Integer> all = new ArrayList<>(messages.size());
-            for (int i = 0; i < messages.size(); i++) {
-                all.add(i);
+        } finally {
+            for (String key : notifyNow) {
+                limiter.notifyFinished(key);
             }
-            Map<String, Object> params = publishParams(messages, all, now);
-            params.put("notifyKeys", notifyNow.toArray(new String[0]));
-            ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
         }
         if (ids.size() != messages.size()) {
             throw new IllegalStateException("publish returned " + ids.size() + " ids for " + messages.size() + " messages");
@@ -310,8 +323,10 @@ final class PostgresMessageStore implements MessageStore {
         return autoCommit("explain claim", session -> session.selectList("queue.explainClaim", claimParams(command)));
     }
 
-    private static Map<String, Object> claimParams(ClaimCommand command) {
+    /** The claim's parameters, as every claim of this store binds them. */
+    Map<String, Object> claimParams(ClaimCommand command) {
         Map<String, Object> params = new HashMap<>();
+        params.put("asyncCommit", asyncBookkeeping);
         params.put("namespace", command.namespace());
         params.put("topics", new LinkedHashSet<>(command.topics()).toArray(new String[0]));
         params.put("worker", command.worker());
@@ -329,9 +344,15 @@ final class PostgresMessageStore implements MessageStore {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
+        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", completeParams(command), HotStatements::firstLong));
+    }
+
+    /** The parameters of an acknowledgement in a transaction of its own, as completeIfLeased binds them. */
+    Map<String, Object> completeParams(CompleteCommand command) {
         Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
         params.put("archive", archive);
-        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", params, HotStatements::firstLong));
+        params.put("asyncCommit", asyncBookkeeping);
+        return params;
     }
 
     /** Completes on the caller's connection, inside the caller's transaction (e.g. a handler's own). */
@@ -342,6 +363,7 @@ final class PostgresMessageStore implements MessageStore {
         }
         Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
         params.put("archive", archive);
+        params.put("asyncCommit", false);
         try (SqlSession session = MyBatisSupport.sessionOn(sessions, connection)) {
             return Set.copyOf(session.<Long>selectList("queue.complete", params));
         } catch (RuntimeException e) {

@@ -136,7 +136,7 @@ public final class PostgresQueue implements Queue {
             } else {
                 SchemaMigrator.verify(sessions, schema);
             }
-            PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention());
+            PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
             Clock clock = config.clock() != null ? config.clock() : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
             HotTableVacuum vacuum = config.vacuumInterval().isZero() ? null

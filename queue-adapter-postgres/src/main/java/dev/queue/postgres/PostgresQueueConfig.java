@@ -26,6 +26,9 @@ import java.util.regex.Pattern;
  *       acknowledged messages, or move them to an archive table</td></tr>
  *   <tr><td>{@link #listen(boolean)}</td><td>true</td><td>hold one connection that LISTENs for wake-ups; false:
  *       subscribers find work by sweeping only</td></tr>
+ *   <tr><td>{@link #durableAcknowledgements(boolean)}</td><td>false</td><td>claims and acknowledgements wait for
+ *       their commit to reach disk; by default only a server crash can undo the last moments of them, and those
+ *       messages run again</td></tr>
  *   <tr><td>{@link #clock(Clock)}</td><td>none: the database clock decides</td><td>for tests: a clock, e.g. a
  *       {@code ManualClock}, whose time every statement uses</td></tr>
  * </table>
@@ -57,10 +60,11 @@ public final class PostgresQueueConfig {
     private final Clock clock;
     private final Duration notifyWindow;
     private final Duration vacuumInterval;
+    private final boolean durableAcknowledgements;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
                                 CompletedRetention completedRetention, boolean listen, Clock clock, Duration notifyWindow,
-                                Duration vacuumInterval) {
+                                Duration vacuumInterval, boolean durableAcknowledgements) {
         this.schema = schema;
         this.queueOptions = queueOptions;
         this.poolSize = poolSize;
@@ -69,13 +73,17 @@ public final class PostgresQueueConfig {
         this.listen = listen;
         this.notifyWindow = notifyWindow;
         this.vacuumInterval = vacuumInterval;
+        this.durableAcknowledgements = durableAcknowledgements;
         this.clock = clock;
     }
 
-    /** Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen. */
+    /**
+     * Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen,
+     * claims and acknowledgements without waiting for their flush.
+     */
     public static PostgresQueueConfig defaults() {
         return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
-                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL);
+                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL, false);
     }
 
     /**
@@ -84,14 +92,14 @@ public final class PostgresQueueConfig {
      */
     public PostgresQueueConfig schema(String value) {
         checkSchema(value);
-        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     public PostgresQueueConfig queueOptions(QueueOptions value) {
         if (value == null) {
             throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
         }
-        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
@@ -99,22 +107,22 @@ public final class PostgresQueueConfig {
         if (value < 1 || value > MAX_POOL_SIZE) {
             throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
         }
-        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     public PostgresQueueConfig migrateOnStart(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     public PostgresQueueConfig completedRetention(CompletedRetention value) {
         if (value == null) {
             throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     public PostgresQueueConfig listen(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     /**
@@ -122,7 +130,7 @@ public final class PostgresQueueConfig {
      * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
      */
     public PostgresQueueConfig clock(Clock value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
     public String schema() {
@@ -156,7 +164,7 @@ public final class PostgresQueueConfig {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value, vacuumInterval);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value, vacuumInterval, durableAcknowledgements);
     }
 
     /**
@@ -168,11 +176,31 @@ public final class PostgresQueueConfig {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofHours(1)) > 0) {
             throw new InvalidInputException("vacuumInterval", value, "0 (off) to 1 h");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, value);
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, value, durableAcknowledgements);
     }
 
     public Duration vacuumInterval() {
         return vacuumInterval;
+    }
+
+    /**
+     * Whether claims and acknowledgements wait, like every other commit, until the database has flushed their
+     * commit record to disk. By default they do not (their statements set {@code synchronous_commit} to off for
+     * their own transaction): they are the queue's bookkeeping, two commits per message beside the publish, and
+     * on a small server waiting for those flushes costs more than the whole statement. Publishes, retries, dead
+     * letters and everything else still wait for the flush. What it risks is within at-least-once delivery: if the
+     * database server itself crashes (not the application), claims and acknowledgements of the last moments
+     * before the crash (at most about three times {@code wal_writer_delay}, 0.6 s by default) can be undone, so
+     * those messages run again, and an undone claim does not count its attempt. True waits for every flush, at
+     * the cost measured in docs/benchmarks.md.
+     */
+    public PostgresQueueConfig durableAcknowledgements(boolean value) {
+        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow,
+                vacuumInterval, value);
+    }
+
+    public boolean durableAcknowledgements() {
+        return durableAcknowledgements;
     }
 
     public Duration notifyWindow() {

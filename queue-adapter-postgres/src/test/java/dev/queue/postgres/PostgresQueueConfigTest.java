@@ -23,6 +23,7 @@ class PostgresQueueConfigTest {
         assertThat(config.completedRetention()).isEqualTo(CompletedRetention.DELETE);
         assertThat(config.listen()).isTrue();
         assertThat(config.clock()).isNull();
+        assertThat(config.durableAcknowledgements()).isFalse();
         assertThat(config.queueOptions().defaultMaxAttempts()).isEqualTo(QueueOptions.DEFAULT_MAX_ATTEMPTS);
     }
 
@@ -33,7 +34,7 @@ class PostgresQueueConfigTest {
 
         PostgresQueueConfig changed = base.schema("billing_queue").poolSize(3).migrateOnStart(false)
                 .completedRetention(CompletedRetention.ARCHIVE).listen(false).clock(clock)
-                .queueOptions(QueueOptions.defaults().defaultMaxAttempts(5));
+                .queueOptions(QueueOptions.defaults().defaultMaxAttempts(5)).durableAcknowledgements(true);
 
         assertThat(base.schema()).isEqualTo("queue");
         assertThat(changed.schema()).isEqualTo("billing_queue");
@@ -43,6 +44,11 @@ class PostgresQueueConfigTest {
         assertThat(changed.listen()).isFalse();
         assertThat(changed.clock()).isSameAs(clock);
         assertThat(changed.queueOptions().defaultMaxAttempts()).isEqualTo(5);
+        assertThat(changed.durableAcknowledgements()).isTrue();
+        assertThat(base.durableAcknowledgements()).isFalse();
+        // every other setter carries the choice over
+        assertThat(changed.schema("other").poolSize(4).listen(true).notifyWindow(java.time.Duration.ZERO)
+                .vacuumInterval(java.time.Duration.ZERO).durableAcknowledgements()).isTrue();
     }
 
     @ParameterizedTest

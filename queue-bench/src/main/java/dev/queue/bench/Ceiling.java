@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The raw SQL ceiling: the same row lifecycle as the queue (insert; claim a batch with a materialized
  * SKIP LOCKED CTE and an UPDATE; delete the batch) through plain JDBC, on the same server and the same number
  * of connections, on the same table (the queue's schema) with the same vacuum upkeep, and no framework in
- * between. The queue's throughput is reported as a share of this.
+ * between. The queue's throughput is reported as a share of this. Claims and deletes commit as the queue's do:
+ * without waiting for the flush unless --durable-acks.
  */
 final class Ceiling {
 
@@ -30,6 +31,8 @@ final class Ceiling {
     private final boolean bulk;
     private final int batch;
     private final long maxBacklog;
+    /** As the queue's default: claims and deletes commit without waiting for the flush; inserts wait. */
+    private final String commitMode;
     private final AtomicLong inserted = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
     /** Rows done in each measured second, for runs long enough to show whether the server itself holds its pace. */
@@ -37,8 +40,9 @@ final class Ceiling {
     private final List<Double> minuteSteal = new ArrayList<>();
     private long measureStartNanos;
 
-    Ceiling(BenchDatabase db, int producers, int consumers, boolean bulk, int batch, long maxBacklog) {
+    Ceiling(BenchDatabase db, int producers, int consumers, boolean bulk, int batch, long maxBacklog, boolean durableAcknowledgements) {
         this.maxBacklog = maxBacklog;
+        this.commitMode = durableAcknowledgements ? "" : " AND (SELECT set_config('synchronous_commit', 'off', true)) = 'off'";
         this.db = db;
         this.producers = producers;
         this.consumers = consumers;
@@ -175,8 +179,8 @@ final class Ceiling {
                 + "WHERE namespace = 'bench' AND topic = 'bench' AND state = 'pending' AND run_at <= now() "
                 + "ORDER BY priority, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) "
                 + "UPDATE " + SCHEMA + ".messages m SET state = 'running', attempts = m.attempts + 1, lease_until = now() + interval '30 seconds', "
-                + "lease_token = 1, worker = 'ceiling' FROM picked WHERE m.id = picked.id RETURNING m.id");
-             PreparedStatement delete = c.prepareStatement("DELETE FROM " + SCHEMA + ".messages WHERE id = ANY(?) AND lease_token = 1")) {
+                + "lease_token = 1, worker = 'ceiling' FROM picked WHERE m.id = picked.id" + commitMode + " RETURNING m.id");
+             PreparedStatement delete = c.prepareStatement("DELETE FROM " + SCHEMA + ".messages WHERE id = ANY(?) AND lease_token = 1" + commitMode)) {
             List<Long> ids = new ArrayList<>(100);
             while (System.nanoTime() < end) {
                 ids.clear();

@@ -102,6 +102,10 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--statements", description = "print the statements that took the most server time (pg_stat_statements)")
     boolean statements;
 
+    @Option(names = "--durable-acks", description = "claims and acknowledgements wait for their commit to be flushed, in the queue "
+            + "(PostgresQueueConfig.durableAcknowledgements) and in the ceiling alike; by default neither waits")
+    boolean durableAcks;
+
     @Option(names = "--timeseries", description = "write per-second throughput, latency and the CPU share stolen by the host to this CSV file")
     Path timeseries;
 
@@ -141,7 +145,7 @@ public final class EndToEnd implements Callable<Integer> {
                 log("measuring the raw SQL ceiling for %d s (%d producer and %d consumer connections)", ceilingSeconds, producerThreads,
                         replicas * pool);
                 HostCpu.Sample ceilingStart = HostCpu.sample();
-                Ceiling raw = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog);
+                Ceiling raw = new Ceiling(db, producerThreads, replicas * pool, bulk, batch, maxBacklog, durableAcks);
                 List<Double> minuteProbe = new ArrayList<>();
                 try (SpeedProbe probe = new SpeedProbe(5_000)) {
                     ceiling = raw.measure(ceilingSeconds);
@@ -157,9 +161,9 @@ public final class EndToEnd implements Callable<Integer> {
                     System.out.println(String.format(Locale.ROOT,
                             "{\"mode\":\"%s\",\"ceiling_only\":true,\"max_backlog\":%d,\"duration_s\":%d,\"ceiling_per_s\":%.1f,"
                                     + "\"ceiling_minutes_per_s\":%s,\"ceiling_minutes_steal_pct\":%s,\"ceiling_minutes_probe_ms\":%s,"
-                                    + "\"ceiling_steal_pct\":%.1f,\"producers\":%d,\"consumers\":%d,\"postgres_version\":\"%s\"}",
+                                    + "\"ceiling_steal_pct\":%.1f,\"producers\":%d,\"consumers\":%d,\"durable_acks\":%b,\"postgres_version\":\"%s\"}",
                             mode, maxBacklog, ceilingSeconds, ceiling, jsonArray(raw.minuteMeans()), jsonArray(raw.minuteSteal()),
-                            jsonArray(minuteProbe), ceilingSteal, producerThreads, replicas * pool, version.replace("\"", "")));
+                            jsonArray(minuteProbe), ceilingSteal, producerThreads, replicas * pool, durableAcks, version.replace("\"", "")));
                     return 0;
                 }
             }
@@ -183,13 +187,13 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
-                            + "\"repeated_runs\":%d,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"postgres_version\":\"%s\"}",
+                            + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
-                    result.warmupSeconds, jsonArray(result.minuteJitMillis), version.replace("\"", ""));
+                    durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -225,7 +229,8 @@ public final class EndToEnd implements Callable<Integer> {
     private Result runQueue(BenchDatabase db, boolean bulk, int producerThreads) throws Exception {
         QueueOptions options = QueueOptions.defaults().defaultMaxAttempts(3);
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SCHEMA).queueOptions(options)
-                .vacuumInterval(Duration.ofSeconds(vacuumIntervalSeconds)).notifyWindow(Duration.ofMillis(notifyWindowMs));
+                .vacuumInterval(Duration.ofSeconds(vacuumIntervalSeconds)).notifyWindow(Duration.ofMillis(notifyWindowMs))
+                .durableAcknowledgements(durableAcks);
         List<AutoCloseable> resources = new ArrayList<>();
         try {
             HikariDataSource producerPool = pool(db, producerThreads, "bench-producers");
