@@ -16,6 +16,13 @@ import java.util.function.Consumer;
  * one trailing wake-up is sent at the window's end. A trailing wake-up is only requested after a commit, so it
  * can never arrive before the message it announces is visible: the limiter opens no latency hole beyond the
  * window. Every NOTIFY serialises commits on one global lock, which is why this exists.
+ * <p>
+ * A key also has at most one notifying publish in flight: until it has finished, later publishes of the key are
+ * held back even if the window has closed. The global lock is held from the notifying commit's start until its
+ * WAL flush is done, so when the server is busy a notifying commit can outlast the window. Without this, every
+ * window would start one more of them and they would queue on that lock: on a saturated 2-core server, 9 of 16
+ * one-message publishers were seen waiting on it at once (wait event {@code Lock/object}), each holding up its
+ * producer. A held-back publish gets its trailing wake-up as usual.
  */
 final class NotifyLimiter implements AutoCloseable {
 
@@ -26,10 +33,14 @@ final class NotifyLimiter implements AutoCloseable {
     private final ConcurrentHashMap<String, Window> windows = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
 
-    /** One key's window: when it closes, and whether a trailing wake-up is already on its way. */
+    /**
+     * One key's window: when it closes, whether a trailing wake-up is already on its way, and whether a publish
+     * that notifies inside its transaction has not finished yet.
+     */
     private static final class Window {
         long closesAt = Long.MIN_VALUE;
         boolean trailingScheduled;
+        boolean notifyInFlight;
     }
 
     NotifyLimiter(Duration window, Consumer<String> sendOutsideTransaction) {
@@ -42,7 +53,10 @@ final class NotifyLimiter implements AutoCloseable {
         });
     }
 
-    /** True: notify inside this publish's transaction. False: call {@link #committedWithout(String)} after commit. */
+    /**
+     * True: notify inside this publish's transaction, and call {@link #notifyFinished(String)} once it has committed
+     * or failed. False: call {@link #committedWithout(String)} after commit.
+     */
     boolean notifyNow(String key) {
         if (windowNanos == 0) {
             return true;
@@ -50,11 +64,25 @@ final class NotifyLimiter implements AutoCloseable {
         Window window = windows.computeIfAbsent(key, k -> new Window());
         synchronized (window) {
             long now = System.nanoTime();
-            if (window.closesAt == Long.MIN_VALUE || now - window.closesAt >= 0) {
+            if (!window.notifyInFlight && (window.closesAt == Long.MIN_VALUE || now - window.closesAt >= 0)) {
                 window.closesAt = now + windowNanos;
+                window.notifyInFlight = true;
                 return true;
             }
             return false;
+        }
+    }
+
+    /** The publish that {@link #notifyNow(String)} let notify has committed or failed. */
+    void notifyFinished(String key) {
+        if (windowNanos == 0) {
+            return;
+        }
+        Window window = windows.get(key);
+        if (window != null) {
+            synchronized (window) {
+                window.notifyInFlight = false;
+            }
         }
     }
 

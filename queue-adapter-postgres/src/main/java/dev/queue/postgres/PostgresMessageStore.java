@@ -131,22 +131,28 @@ final class PostgresMessageStore implements MessageStore {
             (limiter.notifyNow(key) ? notifyNow : heldBack).add(key);
         }
         List<Long> ids;
-        if (messages.size() == 1) {
-            Map<String, Object> params = publishOneParams(messages.get(0), now);
-            if (notifyNow.isEmpty()) {
-                ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
+        try {
+            if (messages.size() == 1) {
+                Map<String, Object> params = publishOneParams(messages.get(0), now);
+                if (notifyNow.isEmpty()) {
+                    ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
+                } else {
+                    params.put("notifyKey", notifyNow.get(0));
+                    ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+                }
             } else {
-                params.put("notifyKey", notifyNow.get(0));
-                ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
+                List<Integer> all = new ArrayList<>(messages.size());
+                for (int i = 0; i < messages.size(); i++) {
+                    all.add(i);
+                }
+                Map<String, Object> params = publishParams(messages, all, now);
+                params.put("notifyKeys", notifyNow.toArray(new String[0]));
+                ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
             }
-        } else {
-            List<Integer> all = new ArrayList<>(messages.size());
-            for (int i = 0; i < messages.size(); i++) {
-                all.add(i);
+        } finally {
+            for (String key : notifyNow) {
+                limiter.notifyFinished(key);
             }
-            Map<String, Object> params = publishParams(messages, all, now);
-            params.put("notifyKeys", notifyNow.toArray(new String[0]));
-            ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
         }
         if (ids.size() != messages.size()) {
             throw new IllegalStateException("publish returned " + ids.size() + " ids for " + messages.size() + " messages");

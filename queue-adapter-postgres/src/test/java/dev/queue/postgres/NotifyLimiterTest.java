@@ -40,9 +40,25 @@ class NotifyLimiterTest {
     void nothingTrailsWhenNothingWasHeldBack() {
         try (NotifyLimiter limiter = new NotifyLimiter(Duration.ofMillis(20), trailing::add)) {
             assertThat(limiter.notifyNow("ns/a")).isTrue();
+            limiter.notifyFinished("ns/a");
             // A later window proves the timer had its chance: the next publish notifies again by itself.
             await().atMost(Duration.ofSeconds(5)).until(() -> limiter.notifyNow("ns/a"));
             assertThat(trailing).isEmpty();
+        }
+    }
+
+    @Test
+    void aNotifyingPublishStillInFlightHoldsBackTheNextWindowsUntilItFinishes() {
+        try (NotifyLimiter limiter = new NotifyLimiter(Duration.ofMillis(20), trailing::add)) {
+            assertThat(limiter.notifyNow("ns/a")).isTrue();
+            long windowClosed = System.nanoTime() + Duration.ofMillis(40).toNanos();
+            await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() - windowClosed > 0);
+            assertThat(limiter.notifyNow("ns/a")).as("the window has closed, but the first notify has not finished").isFalse();
+            assertThat(limiter.notifyNow("ns/b")).as("another topic is not held").isTrue();
+            limiter.committedWithout("ns/a");
+            await().atMost(Duration.ofSeconds(5)).until(() -> trailing.contains("ns/a"));
+            limiter.notifyFinished("ns/a");
+            await().atMost(Duration.ofSeconds(5)).until(() -> limiter.notifyNow("ns/a"));
         }
     }
 
