@@ -113,7 +113,6 @@ class BookkeepingCommitTest {
                 atCommit = show(connection);
                 connection.commit();
                 assertThat(show(connection)).as("the session's own setting after the commit").isEqualTo("on");
-                connection.commit();
             } finally {
                 connection.setAutoCommit(true);
                 execute(connection, "RESET synchronous_commit");

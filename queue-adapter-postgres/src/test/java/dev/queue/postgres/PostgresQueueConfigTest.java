@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.time.Duration;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -47,8 +49,8 @@ class PostgresQueueConfigTest {
         assertThat(changed.durableAcknowledgements()).isTrue();
         assertThat(base.durableAcknowledgements()).isFalse();
         // every other setter carries the choice over
-        assertThat(changed.schema("other").poolSize(4).listen(true).notifyWindow(java.time.Duration.ZERO)
-                .vacuumInterval(java.time.Duration.ZERO).durableAcknowledgements()).isTrue();
+        assertThat(changed.schema("other").poolSize(4).listen(true).notifyWindow(Duration.ZERO)
+                .vacuumInterval(Duration.ZERO).durableAcknowledgements()).isTrue();
     }
 
     @ParameterizedTest

@@ -266,8 +266,7 @@ public final class EndToEnd implements Callable<Integer> {
             resources.add(0, probe);
             JitWatch jit = new JitWatch();
             double warmedUp = warmUp(jit);
-            long jitAtStart = jit.compileMillis();
-            long jitLastMinute = jitAtStart;
+            long jitLastMinute = jit.compileMillis();
             List<Double> minuteJit = new ArrayList<>();
             latency.reset();
             long startHandled = handled.get();

@@ -32,8 +32,8 @@ final class JitWatch {
     /** Whether {@code compileMillis} of compilation over {@code windowMillis} of wall time is below the settled share. */
     static boolean settled(long compileMillis, long windowMillis) {
         if (compileMillis < 0 || windowMillis <= 0) {
-            throw new IllegalArgumentException("compile and window milliseconds must be positive, got " + compileMillis
-                    + " and " + windowMillis);
+            throw new IllegalArgumentException("compile milliseconds must be 0 or more and window milliseconds above 0, got "
+                    + compileMillis + " and " + windowMillis);
         }
         return compileMillis < SETTLED_SHARE * windowMillis;
     }
