@@ -5,15 +5,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, and none while another
- * vacuum holds the table.
+ * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
+ * vacuum holds the table, and no parallel workers.
  */
 class HotTableVacuumTest {
 
@@ -86,5 +90,45 @@ class HotTableVacuumTest {
             assertThat(vacuum.runOnce()).as("the table is free again and still holds the dead rows").isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
         }
+    }
+
+    @Test
+    void cleansTheIndexesWithoutParallelWorkers() throws Exception {
+        makeDeadRows(8_000);
+        String queueVacuum = db.sessions.getConfiguration().getMappedStatement("queue.vacuumMessages")
+                .getBoundSql(Map.of()).getSql().trim();
+        assertThat(serverMessagesOf(queueVacuum))
+                .as("what the server reported while running the queue's vacuum: " + queueVacuum)
+                .isNotEmpty()
+                .noneMatch(message -> message.contains("parallel vacuum worker"));
+        // The same table and settings without the option: PostgreSQL plans a worker per index, so the check above
+        // would see it if the option were lost.
+        makeDeadRows(8_000);
+        assertThat(serverMessagesOf("VACUUM (SKIP_LOCKED) \"" + db.schema + "\".messages"))
+                .anyMatch(message -> message.contains("parallel vacuum worker"));
+    }
+
+    /**
+     * Runs a statement where PostgreSQL would vacuum even the smallest index in parallel and reports its progress
+     * messages (DEBUG2, which names the parallel workers it launches) to the client.
+     */
+    private static List<String> serverMessagesOf(String vacuum) throws Exception {
+        List<String> messages = new ArrayList<>();
+        try (Connection connection = PostgresTestServer.dataSource().getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("SET min_parallel_index_scan_size = 0");
+            statement.execute("SET max_parallel_maintenance_workers = 2");
+            statement.execute("SET client_min_messages = debug2");
+            try {
+                statement.execute(vacuum);
+                for (SQLWarning warning = statement.getWarnings(); warning != null; warning = warning.getNextWarning()) {
+                    messages.add(warning.getMessage());
+                }
+            } finally {
+                statement.execute("RESET client_min_messages");
+                statement.execute("RESET max_parallel_maintenance_workers");
+                statement.execute("RESET min_parallel_index_scan_size");
+            }
+        }
+        return messages;
     }
 }
