@@ -75,13 +75,6 @@ class BookkeepingCommitTest {
     }
 
     @Test
-    void aWakeUpSentOnItsOwnCommitsWithoutWaitingForTheFlushEvenWithDurableAcknowledgements() throws SQLException {
-        // It announces messages whose publish has already committed and flushed; losing it in a crash loses a
-        // wake-up, which subscribers make up for by their sweep.
-        assertThat(settingAtCommitOf("queue.notify", Map.of("payload", StoreFixture.NS + "/t"))).isEqualTo("off");
-    }
-
-    @Test
     void anAcknowledgementInTheCallersTransactionLeavesItsCommitToTheCaller() throws SQLException {
         db.publish(StoreFixture.message("t"), T0);
         ClaimedMessage claimed = db.claimOne("t", 5, T0);
