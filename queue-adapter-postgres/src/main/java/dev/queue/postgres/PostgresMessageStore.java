@@ -253,7 +253,8 @@ final class PostgresMessageStore implements MessageStore {
         return message.namespace() + '\u0000' + message.topic() + '\u0000' + message.uniqueKey();
     }
 
-    private static Map<String, Object> publishParams(List<NewMessage> messages, List<Integer> indexes, Instant now) {
+    /** The parameters of a multi-row publish of these messages (package-private for the commit-mode test). */
+    static Map<String, Object> publishParams(List<NewMessage> messages, List<Integer> indexes, Instant now) {
         int n = indexes.size();
         String[] namespaces = new String[n];
         String[] topics = new String[n];
@@ -290,7 +291,8 @@ final class PostgresMessageStore implements MessageStore {
         return params;
     }
 
-    private static Map<String, Object> publishOneParams(NewMessage message, Instant now) {
+    /** The parameters of a one-message publish (package-private for the commit-mode test). */
+    static Map<String, Object> publishOneParams(NewMessage message, Instant now) {
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", message.namespace());
         params.put("topic", message.topic());

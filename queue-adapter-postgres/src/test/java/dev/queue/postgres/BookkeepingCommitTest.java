@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Claims and acknowledgements commit without waiting for the WAL flush unless the queue is configured with
- * durableAcknowledgements, and that choice stays inside their own transaction. Each statement is run here as the
+ * durableAcknowledgements, and that choice stays inside their own transaction; publishes always wait for it (a
+ * publish that returned must survive a crash of the server). Each statement is run here as the
  * store binds it, but inside a transaction the test holds open, on a connection whose session asks for
  * synchronous commits (the test server runs without them), so the setting the commit would see can be read.
  */
@@ -90,6 +91,19 @@ class BookkeepingCommitTest {
                 execute(connection, "RESET synchronous_commit");
             }
         }
+    }
+
+    @Test
+    void publishesKeepWaitingForTheFlush() throws SQLException {
+        Map<String, Object> one = PostgresMessageStore.publishOneParams(StoreFixture.message("t"), T0);
+        assertThat(settingAtCommitOf("queue.publishOneQuiet", one)).as("a held-back one-message publish").isEqualTo("on");
+        one.put("notifyKey", StoreFixture.NS + "/t");
+        assertThat(settingAtCommitOf("queue.publishOne", one)).as("a one-message publish with its wake-up").isEqualTo("on");
+        Map<String, Object> many = PostgresMessageStore.publishParams(List.of(StoreFixture.message("t"), StoreFixture.message("t")),
+                List.of(0, 1), T0);
+        many.put("notifyKeys", new String[] {StoreFixture.NS + "/t"});
+        assertThat(settingAtCommitOf("queue.publishFast", many)).as("a multi-row publish").isEqualTo("on");
+        assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(4L);
     }
 
     private ClaimCommand claimCommand() {
