@@ -8,7 +8,7 @@ import java.time.Duration;
 
 /**
  * The application process {@link ProcessCrashTest} kills: subscribes to a topic on the named server and schema
- * and prints {@code handled <id> <attempt>} for every message its handler runs, until it is killed. Arguments:
+ * and prints {@code handled <id>} for every message its handler runs, until it is killed. Arguments:
  * JDBC URL (credentials in it), schema, topic.
  */
 public final class CrashingWorker {
@@ -23,11 +23,11 @@ public final class CrashingWorker {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         PostgresQueue queue = PostgresQueue.connect(url, null, null, PostgresQueueConfig.defaults().schema(schema).poolSize(4));
         queue.defaultNamespace().subscribe(Subscriber.on(topic).concurrency(8).lease(Duration.ofSeconds(2)).handleDelivery((delivery, ctx) -> {
-            // A little work per message, so that some are always in flight when the process dies.
+            // The handler's work (not a wait on a condition): 2 ms per message, so that some are always in
+            // flight when the process dies.
             Thread.sleep(2);
-            out.println("handled " + delivery.id().value() + " " + delivery.attempt());
+            out.println("handled " + delivery.id().value());
         }));
-        out.println("subscribed");
         Thread.currentThread().join(); // until killed; never closes the queue
     }
 }
