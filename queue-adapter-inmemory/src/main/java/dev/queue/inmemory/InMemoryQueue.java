@@ -1,5 +1,6 @@
 package dev.queue.inmemory;
 
+import dev.queue.api.InvalidInputException;
 import dev.queue.api.Namespace;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
@@ -10,7 +11,6 @@ import dev.queue.domain.time.ManualClock;
 import dev.queue.domain.time.SystemClock;
 
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A queue in the memory of one process, with the same semantics as the PostgreSQL one: for unit tests of the
@@ -36,7 +36,7 @@ public final class InMemoryQueue implements Queue {
     private final ManualClock manualClock;
 
     private InMemoryQueue(Clock clock, ManualClock manualClock, QueueOptions options, boolean manualDispatch) {
-        Objects.requireNonNull(options, "options");
+        InvalidInputException.requireNonNull(options, "options", "QueueOptions, for example QueueOptions.defaults()");
         InMemoryWakeUps wakeUps = new InMemoryWakeUps();
         this.store = new InMemoryMessageStore(clock, wakeUps);
         this.manualClock = manualClock;
@@ -71,13 +71,13 @@ public final class InMemoryQueue implements Queue {
 
     /** On a manual clock, dispatched by hand with {@link #runDue()}. */
     public static InMemoryQueue withClock(ManualClock clock, QueueOptions options) {
-        Objects.requireNonNull(clock, "clock");
+        InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
         return new InMemoryQueue(clock, clock, options, true);
     }
 
     /** On a manual clock, with subscribers on their own threads (as the contract tests run adapters). */
     public static InMemoryQueue threaded(ManualClock clock, QueueOptions options) {
-        Objects.requireNonNull(clock, "clock");
+        InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
         return new InMemoryQueue(clock, clock, options, false);
     }
 
@@ -103,12 +103,13 @@ public final class InMemoryQueue implements Queue {
 
     /** The messages stored by publishes to a namespace, in publishing order (duplicates are not stored). */
     public List<PublishedMessage> published(String namespace) {
-        return store.published(namespace);
+        return store.published(InvalidInputException.requireNonNull(namespace, "namespace", "a namespace name"));
     }
 
     /** The messages stored by publishes to one topic of a namespace, in publishing order. */
     public List<PublishedMessage> published(String namespace, String topic) {
-        Objects.requireNonNull(topic, "topic");
+        InvalidInputException.requireNonNull(namespace, "namespace", "a namespace name");
+        InvalidInputException.requireNonNull(topic, "topic", "a topic name");
         return store.published(namespace, topic);
     }
 

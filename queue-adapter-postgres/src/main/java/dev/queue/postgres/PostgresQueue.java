@@ -102,6 +102,7 @@ public final class PostgresQueue implements Queue {
             throw new InvalidInputException("jdbcUrl", jdbcUrl, "a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
         }
         requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
+        QueueEngine.checkOptions(config.queueOptions());
         HikariDataSource pool;
         try {
             HikariConfig hikari = new HikariConfig();
@@ -127,6 +128,7 @@ public final class PostgresQueue implements Queue {
 
     private static PostgresQueue start(DataSource dataSource, PostgresWakeUps.ConnectionSource listenSource,
                                        HikariDataSource ownedPool, PostgresQueueConfig config) {
+        QueueEngine.checkOptions(config.queueOptions());
         PostgresWakeUps listener = null;
         try {
             String schema = config.schema();

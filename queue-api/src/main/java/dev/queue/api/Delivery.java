@@ -2,7 +2,6 @@ package dev.queue.api;
 
 import java.time.Instant;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * A message leased to a worker. The lease is identified by the message id and a lease token; only the
@@ -28,11 +27,11 @@ public final class Delivery {
     public Delivery(MessageId id, String namespace, String topic, String json, Map<String, String> headers, int priority,
                     int attempt, int maxAttempts, long leaseToken, String worker, Instant leaseUntil, Instant publishedAt,
                     PayloadCodec codec) {
-        this.id = Objects.requireNonNull(id, "id");
-        this.namespace = Objects.requireNonNull(namespace, "namespace");
-        this.topic = Objects.requireNonNull(topic, "topic");
-        this.json = Objects.requireNonNull(json, "json");
-        this.headers = Map.copyOf(headers);
+        this.id = InvalidInputException.requireNonNull(id, "id", "the message id");
+        this.namespace = InvalidInputException.requireNonNull(namespace, "namespace", "the namespace name");
+        this.topic = InvalidInputException.requireNonNull(topic, "topic", "the topic name");
+        this.json = InvalidInputException.requireNonNull(json, "json", "the payload as JSON text");
+        this.headers = Map.copyOf(InvalidInputException.requireNonNull(headers, "headers", "a map of headers, possibly empty"));
         this.priority = priority;
         this.attempt = attempt;
         this.maxAttempts = maxAttempts;

@@ -17,6 +17,17 @@ public class InvalidInputException extends QueueException {
         this.rejectedValue = rejectedValue;
     }
 
+    /**
+     * {@code value} when it is not null; otherwise this exception, naming the argument and what was expected. The
+     * API's own null checks, so a null is refused like any other bad value instead of as a bare NullPointerException.
+     */
+    public static <T> T requireNonNull(T value, String argument, String expectation) {
+        if (value == null) {
+            throw new InvalidInputException(argument, null, expectation);
+        }
+        return value;
+    }
+
     /** The name of the argument that broke a rule, for example {@code topic} or {@code maxAttempts}. */
     public String argument() {
         return argument;
@@ -33,8 +44,30 @@ public class InvalidInputException extends QueueException {
         }
         if (value instanceof CharSequence text) {
             String shown = text.length() > 200 ? text.subSequence(0, 200) + "...(" + text.length() + " chars)" : text.toString();
-            return '"' + shown.replace("\n", "\\n").replace("\r", "\\r").replace("\u0000", "\\u0000") + '"';
+            return '"' + escaped(shown) + '"';
         }
         return String.valueOf(value);
+    }
+
+    /** Line breaks, NUL and unpaired surrogates written as escapes, so the message shows what was received. */
+    private static String escaped(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1));
+            if (c == '\n') {
+                out.append("\\n");
+            } else if (c == '\r') {
+                out.append("\\r");
+            } else if (c == '\u0000' || (Character.isSurrogate(c) && !paired)) {
+                out.append(String.format("\\u%04X", (int) c));
+            } else {
+                out.append(c);
+                if (paired) {
+                    out.append(text.charAt(++i));
+                }
+            }
+        }
+        return out.toString();
     }
 }

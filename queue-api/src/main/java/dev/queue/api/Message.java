@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * A message to publish: a topic, a payload and options. Immutable; every {@code with}-style method returns a
@@ -69,7 +68,7 @@ public final class Message {
 
     public Message headers(Map<String, String> values) {
         Map<String, String> copy = new LinkedHashMap<>(headers);
-        copy.putAll(Objects.requireNonNull(values, "headers"));
+        copy.putAll(InvalidInputException.requireNonNull(values, "headers", "a map of header names to values, possibly empty"));
         return new Message(topic, payload, payloadIsJson, Collections.unmodifiableMap(copy), priority, maxAttempts, uniqueKey, delay, runAt);
     }
 

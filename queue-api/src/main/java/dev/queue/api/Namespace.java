@@ -27,7 +27,7 @@ public interface Namespace {
     List<Delivery> pull(Pull pull);
 
     default Optional<Delivery> pullOne(Pull pull) {
-        List<Delivery> got = pull(pull.limit(1));
+        List<Delivery> got = pull(InvalidInputException.requireNonNull(pull, "pull", "a Pull").limit(1));
         return got.isEmpty() ? Optional.empty() : Optional.of(got.get(0));
     }
 

@@ -7,7 +7,8 @@ public record NamespaceStats(String namespace, long pending, long running, long 
                              Map<String, TopicStats> topics) {
 
     public NamespaceStats {
-        topics = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(topics));
+        topics = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(
+                InvalidInputException.requireNonNull(topics, "topics", "a map of topic names to their stats, possibly empty")));
     }
 
     public long total() {
@@ -20,7 +21,7 @@ public record NamespaceStats(String namespace, long pending, long running, long 
     }
 
     public TopicStats topic(String name) {
-        TopicStats stats = topics.get(name);
+        TopicStats stats = topics.get(InvalidInputException.requireNonNull(name, "topic", "a topic name"));
         return stats != null ? stats : new TopicStats(name, 0, 0, 0, 0);
     }
 }

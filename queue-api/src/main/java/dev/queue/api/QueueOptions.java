@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * Behaviour shared by every adapter, with documented defaults. Immutable; adapters validate it when the
@@ -58,7 +57,7 @@ public final class QueueOptions {
     /** The backoff used by {@link Namespace#nack(Delivery, String)} and subscribers of this topic. */
     public QueueOptions backoff(String topic, Backoff value) {
         Map<String, Backoff> copy = new HashMap<>(topicBackoffs);
-        copy.put(Objects.requireNonNull(topic, "topic"), value);
+        copy.put(InvalidInputException.requireNonNull(topic, "backoff topic", "a topic name"), value);
         return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, Collections.unmodifiableMap(copy),
                 sweepInterval, codec, scheduleTickInterval);
     }
@@ -105,7 +104,7 @@ public final class QueueOptions {
     }
 
     public Backoff backoffFor(String topic) {
-        return topicBackoffs.getOrDefault(topic, defaultBackoff);
+        return topicBackoffs.getOrDefault(InvalidInputException.requireNonNull(topic, "topic", "a topic name"), defaultBackoff);
     }
 
     public Duration sweepInterval() {

@@ -56,17 +56,14 @@ public final class QueueEngine implements Queue {
         this.store = Objects.requireNonNull(builder.store, "store");
         this.wakeUps = Objects.requireNonNull(builder.wakeUps, "wakeUps");
         this.clock = Objects.requireNonNull(builder.clock, "clock");
-        this.options = Objects.requireNonNull(builder.options, "options");
+        this.options = builder.options;
         this.codec = Objects.requireNonNull(builder.codec, "codec");
         this.manualDispatch = builder.manualDispatch;
         this.onClose = builder.onClose;
+        checkOptions(options);
         this.rules = new InputRules(options);
-        rules.checkOptions(options);
         this.scheduleStore = builder.scheduleStore;
         Duration tick = options.scheduleTickInterval();
-        if (tick == null || tick.isNegative() || tick.compareTo(Duration.ofHours(1)) > 0) {
-            throw new InvalidInputException("scheduleTickInterval", tick, "0 (off) to 1 h");
-        }
         if (scheduleStore != null && !manualDispatch && !tick.isZero()) {
             ticker = new ScheduleTicker(this, tick);
             ticker.start();
@@ -77,6 +74,19 @@ public final class QueueEngine implements Queue {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * Fails with {@link InvalidInputException} on options no queue could honour. The engine checks them when built;
+     * adapters call this first, so bad options are refused before any connection is opened.
+     */
+    public static void checkOptions(QueueOptions options) {
+        InvalidInputException.requireNonNull(options, "options", "QueueOptions, for example QueueOptions.defaults()");
+        new InputRules(options).checkOptions(options);
+        Duration tick = options.scheduleTickInterval();
+        if (tick == null || tick.isNegative() || tick.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("scheduleTickInterval", tick, "0 (off) to 1 h");
+        }
     }
 
     @Override

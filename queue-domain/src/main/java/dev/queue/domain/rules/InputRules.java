@@ -40,6 +40,8 @@ public final class InputRules {
     public static final int MAX_PUBLISH_BATCH = 10_000;
     public static final int MAX_ERROR_LENGTH = 8000;
     public static final int MAX_PAYLOAD_LIMIT = 64 * 1024 * 1024;
+    /** Header names starting with this (in any case) are the queue's own, set on the messages it publishes. */
+    public static final String RESERVED_HEADER_PREFIX = "queue-";
 
     /** The name rule as a pattern; {@link #isName} checks the same by hand, and a test holds the two together. */
     static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0," + (MAX_NAME_LENGTH - 1) + "}");
@@ -125,6 +127,7 @@ public final class InputRules {
         if (worker == null || worker.isEmpty() || worker.length() > MAX_WORKER_LENGTH || hasControl(worker)) {
             throw new InvalidNameException("worker", worker, "1 to " + MAX_WORKER_LENGTH + " characters without control characters");
         }
+        storableText("worker", worker);
     }
 
     public void uniqueKey(String key) {
@@ -134,6 +137,40 @@ public final class InputRules {
         if (key.isEmpty() || key.length() > MAX_UNIQUE_KEY_LENGTH || hasControl(key)) {
             throw new InvalidInputException("uniqueKey", key, "null, or 1 to " + MAX_UNIQUE_KEY_LENGTH + " characters without control characters");
         }
+        storableText("uniqueKey", key);
+    }
+
+    /**
+     * Text must be valid Unicode: a lone UTF-16 surrogate (a Java string cut inside an emoji, say) has no UTF-8
+     * form, and the PostgreSQL driver would silently store '?' in its place. Two unique keys differing only there
+     * would then collide, so it is refused in every adapter rather than rewritten.
+     */
+    public static void storableText(String argument, String value) {
+        int at = unpairedSurrogateAt(value);
+        if (at >= 0) {
+            throw new InvalidInputException(argument, value, "valid Unicode text, but the UTF-16 surrogate "
+                    + codeUnit(value.charAt(at)) + " at index " + at + " has no pair");
+        }
+    }
+
+    /** The index of the first UTF-16 surrogate without its other half, or -1 when there is none. */
+    static int unpairedSurrogateAt(CharSequence value) {
+        int length = value.length();
+        for (int i = 0; i < length; i++) {
+            char c = value.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(value.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return i;
+                }
+            }
+        }
+        return -1;
+    }
+
+    static String codeUnit(char c) {
+        return String.format("U+%04X", (int) c);
     }
 
     public void headers(Map<String, String> headers) {
@@ -144,12 +181,18 @@ public final class InputRules {
             throw new InvalidInputException("headers", headers.size() + " headers", "at most " + MAX_HEADERS);
         }
         for (Map.Entry<String, String> header : headers.entrySet()) {
-            name("header name", header.getKey());
+            String name = header.getKey();
+            name("header name", name);
+            if (name.regionMatches(true, 0, RESERVED_HEADER_PREFIX, 0, RESERVED_HEADER_PREFIX.length())) {
+                throw new InvalidNameException("header name", name, "a name not starting with '" + RESERVED_HEADER_PREFIX
+                        + "', which the queue reserves for the headers it sets itself (such as queue-schedule)");
+            }
             String value = header.getValue();
             if (value == null || value.length() > MAX_HEADER_VALUE_LENGTH || value.indexOf('\u0000') >= 0) {
-                throw new InvalidInputException("header " + header.getKey(), value,
+                throw new InvalidInputException("header " + name, value,
                         "a value of at most " + MAX_HEADER_VALUE_LENGTH + " characters without NUL");
             }
+            storableText("header " + name, value);
         }
     }
 
@@ -244,14 +287,37 @@ public final class InputRules {
         }
     }
 
-    /** Error texts come from handlers and exceptions: kept, but made storable rather than rejected. */
+    /**
+     * Error texts come from handlers and exceptions: kept, but made storable rather than rejected. NUL and
+     * unpaired surrogates become U+FFFD, and a cut never splits a surrogate pair.
+     */
     public static String errorText(String error) {
         if (error == null || error.isBlank()) {
             return "no reason given";
         }
         String text = error.replace('\u0000', '\uFFFD');
+        int unpaired = unpairedSurrogateAt(text);
+        if (unpaired >= 0) {
+            StringBuilder repaired = new StringBuilder(text);
+            for (int i = unpaired; i < repaired.length(); i++) {
+                char c = repaired.charAt(i);
+                if (Character.isHighSurrogate(c) && i + 1 < repaired.length() && Character.isLowSurrogate(repaired.charAt(i + 1))) {
+                    i++;
+                } else if (Character.isSurrogate(c)) {
+                    repaired.setCharAt(i, '\uFFFD');
+                }
+            }
+            text = repaired.toString();
+        }
         String cut = "...(cut)";
-        return text.length() > MAX_ERROR_LENGTH ? text.substring(0, MAX_ERROR_LENGTH - cut.length()) + cut : text;
+        if (text.length() <= MAX_ERROR_LENGTH) {
+            return text;
+        }
+        int keep = MAX_ERROR_LENGTH - cut.length();
+        if (Character.isHighSurrogate(text.charAt(keep - 1))) {
+            keep--;
+        }
+        return text.substring(0, keep) + cut;
     }
 
     private static boolean hasControl(String value) {

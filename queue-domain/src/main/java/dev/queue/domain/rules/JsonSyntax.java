@@ -146,6 +146,12 @@ final class JsonSyntax {
                     }
                     default -> throw new Problem("invalid escape \\" + e + " at offset " + pos);
                 }
+            } else if (Character.isSurrogate(c)) {
+                if (!Character.isHighSurrogate(c) || pos + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(pos + 1))) {
+                    throw new Problem("the UTF-16 surrogate " + InputRules.codeUnit(c) + " at offset " + pos
+                            + " has no pair, so the text is not valid Unicode (a \\u escape of it would be)");
+                }
+                pos += 2;
             } else {
                 pos++;
             }
@@ -228,7 +234,7 @@ final class JsonSyntax {
             return "end of input at offset " + pos;
         }
         char c = text.charAt(pos);
-        String shown = c < 0x20 ? String.format("U+%04X", (int) c) : "'" + c + "'";
+        String shown = c < 0x20 || Character.isSurrogate(c) ? InputRules.codeUnit(c) : "'" + c + "'";
         return shown + " at offset " + pos;
     }
 

@@ -1,11 +1,11 @@
 package dev.queue.domain.time;
 
+import dev.queue.api.InvalidInputException;
 import dev.queue.domain.port.Clock;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -18,7 +18,7 @@ public final class ManualClock implements Clock {
     private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     public ManualClock(Instant start) {
-        this.now = Objects.requireNonNull(start, "start").truncatedTo(ChronoUnit.MICROS);
+        this.now = InvalidInputException.requireNonNull(start, "start", "the instant the clock starts at").truncatedTo(ChronoUnit.MICROS);
     }
 
     /** Starts at the current time of the machine. */
@@ -37,8 +37,8 @@ public final class ManualClock implements Clock {
     }
 
     public synchronized Instant advance(Duration amount) {
-        if (amount.isNegative()) {
-            throw new IllegalArgumentException("a manual clock moves forward only; got: " + amount);
+        if (amount == null || amount.isNegative()) {
+            throw new InvalidInputException("amount", amount, "a duration of zero or more (a manual clock moves forward only)");
         }
         now = now.plus(amount).truncatedTo(ChronoUnit.MICROS);
         listeners.forEach(Runnable::run);
@@ -46,13 +46,13 @@ public final class ManualClock implements Clock {
     }
 
     public synchronized void set(Instant instant) {
-        now = instant.truncatedTo(ChronoUnit.MICROS);
+        now = InvalidInputException.requireNonNull(instant, "instant", "the instant to set the clock to").truncatedTo(ChronoUnit.MICROS);
         listeners.forEach(Runnable::run);
     }
 
     @Override
     public AutoCloseable onAdvance(Runnable listener) {
-        listeners.add(listener);
+        listeners.add(InvalidInputException.requireNonNull(listener, "listener", "a Runnable"));
         return () -> listeners.remove(listener);
     }
 }

@@ -197,6 +197,129 @@ public abstract class BadInputContract extends ContractSupport {
         assertThat(info(id).json()).isEqualTo(json);
     }
 
+    // ---- text that is not valid Unicode ----
+    //
+    // A Java string can hold half of a surrogate pair (cut with substring inside an emoji, say); such text has no
+    // UTF-8 form. Every adapter refuses it in stored text, naming the argument and the position, rather than
+    // storing something else: PostgreSQL's driver would write '?' in its place.
+
+    private static final String HIGH = "\uD83D";
+    private static final String LOW = "\uDE00";
+    private static final String EMOJI = HIGH + LOW;
+
+    static Stream<Arguments> payloadsWithUnpairedSurrogates() {
+        return Stream.of(
+                arguments("high alone", "\"x" + HIGH + "y\"", "U+D83D at offset 2"),
+                arguments("low alone", "\"x" + LOW + "\"", "U+DE00 at offset 2"),
+                arguments("high at the end of the string", "{\"name\":\"Zo\u00eb " + HIGH + "\"}", "U+D83D at offset 13"),
+                arguments("low before high", "[\"" + LOW + HIGH + "\"]", "U+DE00 at offset 2"),
+                arguments("in a member name", "{\"" + HIGH + "\":1}", "U+D83D at offset 2"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("payloadsWithUnpairedSurrogates")
+    public void payloadWithAnUnpairedSurrogateIsRejectedNamingItsOffset(String label, String json, String fragment) {
+        assertRejected(() -> ns.publish(Message.to("t").json(json)), InvalidPayloadException.class, fragment);
+        assertNothingStored();
+    }
+
+    @Test
+    public void typedPayloadWithAnUnpairedSurrogateIsRejected() {
+        Order cut = new Order("Zo\u00eb " + HIGH, 1);
+
+        assertRejected(() -> ns.publish("t", cut), InvalidPayloadException.class, "U+D83D");
+        assertNothingStored();
+    }
+
+    @Test
+    public void surrogatePairsAndEscapedSurrogatesRoundTripExactly() {
+        String pair = "{\"smile\":\"" + EMOJI + "\"}";
+        String escapedLone = "{\"half\":\"\\ud800\"}";
+        String escapedPair = "\"\\ud83d\\ude00\"";
+
+        MessageId a = publish("t", pair);
+        MessageId b = publish("t", escapedLone);
+        MessageId c = publish("t", escapedPair);
+
+        assertThat(escapedLone).hasSize(17).doesNotContain(HIGH);
+        assertThat(info(a).json()).isEqualTo(pair);
+        assertThat(info(b).json()).isEqualTo(escapedLone);
+        assertThat(info(c).json()).isEqualTo(escapedPair);
+        assertThat(pullOne("t").json()).isEqualTo(pair);
+    }
+
+    @Test
+    public void headerValueWithAnUnpairedSurrogateIsRejectedNamingTheHeaderAndIndex() {
+        assertRejected(() -> ns.publish(Message.to("t").header("who", "Zo\u00eb " + HIGH)), InvalidInputException.class,
+                "header who");
+        assertRejected(() -> ns.publish(Message.to("t").header("who", "ab" + LOW)), InvalidInputException.class,
+                "U+DE00 at index 2");
+        assertNothingStored();
+    }
+
+    @Test
+    public void uniqueKeysThatDifferOnlyInAnUnpairedSurrogateAreRejectedNotMerged() {
+        String first = "welcome:Zo\u00eb " + HIGH;
+        String second = "welcome:Zo\u00eb \uD83E";
+
+        assertThatThrownBy(() -> ns.publish(Message.to("t").uniqueKey(first)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("uniqueKey").hasMessageContaining("U+D83D at index 12")
+                .hasMessageContaining("\\uD83D");
+        assertRejected(() -> ns.publish(Message.to("t").uniqueKey(second)), InvalidInputException.class, "U+D83E at index 12");
+        assertNothingStored();
+    }
+
+    @Test
+    public void uniqueKeysWithDifferentWholeEmojiAreDistinct() {
+        MessageId smile = publish(Message.to("t").uniqueKey("welcome:" + EMOJI));
+        MessageId other = publish(Message.to("t").uniqueKey("welcome:\uD83E\uDD84"));
+
+        assertThat(smile).isNotEqualTo(other);
+        assertThat(info(smile).uniqueKey()).isEqualTo("welcome:" + EMOJI);
+        assertThat(ns.publish(Message.to("t").uniqueKey("welcome:" + EMOJI)))
+                .isInstanceOf(dev.queue.api.PublishResult.Duplicate.class);
+        assertThat(ns.stats().pending()).isEqualTo(2);
+    }
+
+    @Test
+    public void workerWithAnUnpairedSurrogateIsRejected() {
+        MessageId id = publish("t", "{}");
+
+        assertRejected(() -> ns.pull(Pull.from("t").worker("host-" + HIGH)), InvalidInputException.class, "U+D83D at index 5");
+        assertRejected(() -> ns.subscribe(Subscriber.on("t").worker(LOW).handleDelivery((d, c) -> { })),
+                InvalidInputException.class, "U+DE00 at index 0");
+
+        assertThat(info(id).state()).isEqualTo(MessageState.PENDING);
+        assertThat(info(id).attempts()).isZero();
+    }
+
+    @Test
+    public void workerWithAWholeEmojiIsStoredAsGiven() {
+        publish("t", "{}");
+
+        Delivery delivery = ns.pullOne(Pull.from("t").worker("host-" + EMOJI)).orElseThrow();
+
+        assertThat(info(delivery.id()).worker()).isEqualTo("host-" + EMOJI);
+    }
+
+    @Test
+    public void errorTextsWithUnpairedSurrogatesAreStoredWithReplacementCharacters() {
+        MessageId retried = publish(Message.to("t").maxAttempts(5));
+        ns.nack(pullOne("t"), "bad " + HIGH + " input " + EMOJI + LOW, Duration.ZERO);
+
+        assertThat(info(retried).lastError()).isEqualTo("bad \uFFFD input " + EMOJI + "\uFFFD");
+
+        MessageId buried = publish(Message.to("u"));
+        ns.fail(pullOne("u"), LOW + "lost");
+
+        assertThat(ns.deadLetters().list("u", Page.first(10)))
+                .singleElement().satisfies(dead -> {
+                    assertThat(dead.id()).isEqualTo(buried);
+                    assertThat(dead.lastError()).isEqualTo("\uFFFDlost");
+                });
+    }
+
     // ---- message options ----
 
     static Stream<Arguments> invalidMessages() {
@@ -223,6 +346,8 @@ public abstract class BadInputContract extends ContractSupport {
                 arguments("header name 65 chars", Message.to("t").header("h".repeat(65), "v"), "h".repeat(65)),
                 arguments("header value over 1024 chars", Message.to("t").header("h", "v".repeat(1025)), "v".repeat(200)),
                 arguments("header value with NUL", Message.to("t").header("h", "a\u0000b"), "a\\u0000b"),
+                arguments("reserved header queue-schedule", Message.to("t").header("queue-schedule", "s"), "queue-schedule"),
+                arguments("reserved header prefix in capitals", Message.to("t").header("Queue-Trace", "s"), "Queue-Trace"),
                 arguments("33 headers", Message.to("t").headers(tooMany), "33"));
     }
 
