@@ -227,9 +227,11 @@ public final class PostgresQueue implements Queue {
     public List<PublishResult> publishAll(Connection connection, String namespace, List<Message> messages) {
         ensureOpen();
         requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
-        PublishCommand command = engine.preparePublish(namespace, messages);
-        List<StoredOutcome> outcomes = store.publishOn(connection, command);
-        return QueueEngine.toResults(command, outcomes);
+        return engine.call(() -> {
+            PublishCommand command = engine.preparePublish(namespace, messages);
+            List<StoredOutcome> outcomes = store.publishOn(connection, command);
+            return QueueEngine.toResults(command, outcomes);
+        });
     }
 
     /**
@@ -244,7 +246,7 @@ public final class PostgresQueue implements Queue {
         Instant now = clock.isAuthoritative() ? clock.now() : null;
         CompleteCommand command = new CompleteCommand(delivery.namespace(),
                 List.of(new LeaseRef(delivery.id().value(), delivery.leaseToken())), now);
-        Set<Long> done = store.completeOn(connection, command);
+        Set<Long> done = engine.call(() -> store.completeOn(connection, command));
         return done.contains(delivery.id().value()) ? Outcome.ACKED : Outcome.LEASE_LOST;
     }
 

@@ -15,6 +15,7 @@ public final class QueueOptions {
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofSeconds(1);
     public static final Duration DEFAULT_SCHEDULE_TICK_INTERVAL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     private final int defaultMaxAttempts;
     private final int maxPayloadBytes;
@@ -23,10 +24,11 @@ public final class QueueOptions {
     private final Duration sweepInterval;
     private final PayloadCodec codec;
     private final Duration scheduleTickInterval;
+    private final Duration closeTimeout;
 
     private QueueOptions(int defaultMaxAttempts, int maxPayloadBytes, Backoff defaultBackoff,
                          Map<String, Backoff> topicBackoffs, Duration sweepInterval, PayloadCodec codec,
-                         Duration scheduleTickInterval) {
+                         Duration scheduleTickInterval, Duration closeTimeout) {
         this.defaultMaxAttempts = defaultMaxAttempts;
         this.maxPayloadBytes = maxPayloadBytes;
         this.defaultBackoff = defaultBackoff;
@@ -34,24 +36,25 @@ public final class QueueOptions {
         this.sweepInterval = sweepInterval;
         this.codec = codec;
         this.scheduleTickInterval = scheduleTickInterval;
+        this.closeTimeout = closeTimeout;
     }
 
     /** Max attempts 20, payloads up to 1 MiB, backoff 1 s doubling to 1 h with 20% jitter, sweep every second. */
     public static QueueOptions defaults() {
         return new QueueOptions(DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES, Backoff.DEFAULT, Map.of(),
-                DEFAULT_SWEEP_INTERVAL, null, DEFAULT_SCHEDULE_TICK_INTERVAL);
+                DEFAULT_SWEEP_INTERVAL, null, DEFAULT_SCHEDULE_TICK_INTERVAL, DEFAULT_CLOSE_TIMEOUT);
     }
 
     public QueueOptions defaultMaxAttempts(int value) {
-        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
+        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
     }
 
     public QueueOptions maxPayloadBytes(int value) {
-        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
+        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
     }
 
     public QueueOptions defaultBackoff(Backoff value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec, scheduleTickInterval);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
     }
 
     /** The backoff used by {@link Namespace#nack(Delivery, String)} and subscribers of this topic. */
@@ -59,7 +62,7 @@ public final class QueueOptions {
         Map<String, Backoff> copy = new HashMap<>(topicBackoffs);
         copy.put(InvalidInputException.requireNonNull(topic, "backoff topic", "a topic name"), value);
         return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, Collections.unmodifiableMap(copy),
-                sweepInterval, codec, scheduleTickInterval);
+                sweepInterval, codec, scheduleTickInterval, closeTimeout);
     }
 
     /**
@@ -67,12 +70,12 @@ public final class QueueOptions {
      * make delivery prompt; the sweep only bounds the delay when a wake-up is lost.
      */
     public QueueOptions sweepInterval(Duration value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec, scheduleTickInterval);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec, scheduleTickInterval, closeTimeout);
     }
 
     /** Null: the adapter's default (Jackson). */
     public QueueOptions codec(PayloadCodec value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value, scheduleTickInterval);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value, scheduleTickInterval, closeTimeout);
     }
 
     /**
@@ -80,7 +83,21 @@ public final class QueueOptions {
      * automatic ticking off, for those who call {@link Schedules#tick()} themselves.
      */
     public QueueOptions scheduleTickInterval(Duration value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, value);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, value, closeTimeout);
+    }
+
+    /**
+     * How long {@link Queue#close()} waits for calls already running (a publish, a pull, an acknowledgement) to
+     * finish before it releases the store; new calls fail at once with {@link QueueClosedException}. A call still
+     * running after this long fails with {@link QueueClosedException} too, its outcome unknown. 0 to 1 h; 30 s.
+     */
+    public QueueOptions closeTimeout(Duration value) {
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec,
+                scheduleTickInterval, value);
+    }
+
+    public Duration closeTimeout() {
+        return closeTimeout;
     }
 
     public Duration scheduleTickInterval() {

@@ -36,7 +36,6 @@ final class DeadLettersService implements DeadLetters {
     }
 
     private List<DeadLetter> query(String topic, Page page) {
-        engine.ensureOpen();
         if (page == null) {
             throw new InvalidInputException("page", null, "a Page, for example Page.first(50)");
         }
@@ -44,45 +43,39 @@ final class DeadLettersService implements DeadLetters {
             throw new InvalidInputException("page limit", page.limit(), "1 to " + InputRules.MAX_PULL_LIMIT);
         }
         long after = page.after() == null ? 0L : page.after().value();
-        return engine.store().deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit()));
+        return engine.calls().call(() -> engine.store().deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit())));
     }
 
     @Override
     public Optional<DeadLetter> get(MessageId id) {
-        engine.ensureOpen();
-        return engine.store().deadLetter(namespace, requireId(id));
+        return engine.calls().call(() -> engine.store().deadLetter(namespace, requireId(id)));
     }
 
     @Override
     public boolean redrive(MessageId id) {
-        engine.ensureOpen();
-        return engine.store().redrive(new RedriveCommand(namespace, requireId(id), null, engine.commandTime())) > 0;
+        return engine.calls().call(() -> engine.store().redrive(new RedriveCommand(namespace, requireId(id), null, engine.commandTime())) > 0);
     }
 
     @Override
     public int redriveAll(String topic) {
-        engine.ensureOpen();
         engine.rules().topic(topic);
-        return engine.store().redrive(new RedriveCommand(namespace, null, topic, engine.commandTime()));
+        return engine.calls().call(() -> engine.store().redrive(new RedriveCommand(namespace, null, topic, engine.commandTime())));
     }
 
     @Override
     public boolean purge(MessageId id) {
-        engine.ensureOpen();
-        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0;
+        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0);
     }
 
     @Override
     public int purgeAll(String topic) {
-        engine.ensureOpen();
         engine.rules().topic(topic);
-        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, topic));
+        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, topic)));
     }
 
     @Override
     public int purgeAll() {
-        engine.ensureOpen();
-        return engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, null));
+        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, null)));
     }
 
     private static long requireId(MessageId id) {

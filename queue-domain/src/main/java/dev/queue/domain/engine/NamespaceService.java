@@ -55,6 +55,7 @@ final class NamespaceService implements Namespace {
     private final InputRules rules;
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
+    private final CallGate calls;
     /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
@@ -64,6 +65,7 @@ final class NamespaceService implements Namespace {
         this.engine = engine;
         this.store = engine.store();
         this.rules = engine.rules();
+        this.calls = engine.calls();
         this.deadLetters = new DeadLettersService(name, engine);
         this.schedules = new SchedulesService(name, engine);
     }
@@ -85,27 +87,29 @@ final class NamespaceService implements Namespace {
 
     @Override
     public List<PublishResult> publishAll(List<Message> messages) {
-        engine.ensureOpen();
-        PublishCommand command = engine.preparePublish(name, messages);
-        if (command.messages().isEmpty()) {
-            return List.of();
-        }
-        return QueueEngine.toResults(command, store.publish(command));
+        return calls.call(() -> {
+            PublishCommand command = engine.preparePublish(name, messages);
+            if (command.messages().isEmpty()) {
+                return List.of();
+            }
+            return QueueEngine.toResults(command, store.publish(command));
+        });
     }
 
     @Override
     public List<Delivery> pull(Pull pull) {
-        engine.ensureOpen();
-        if (pull == null) {
-            throw new InvalidInputException("pull", null, "a Pull");
-        }
-        rules.topics(pull.topics());
-        String worker = pull.worker() != null ? pull.worker() : WorkerNames.defaultWorker();
-        rules.worker(worker);
-        rules.limit(pull.limit());
-        rules.lease("visibility", pull.visibility());
-        rescueIfDue();
-        return claim(pull.topics(), worker, pull.limit(), pull.visibility());
+        return calls.call(() -> {
+            if (pull == null) {
+                throw new InvalidInputException("pull", null, "a Pull");
+            }
+            rules.topics(pull.topics());
+            String worker = pull.worker() != null ? pull.worker() : WorkerNames.defaultWorker();
+            rules.worker(worker);
+            rules.limit(pull.limit());
+            rules.lease("visibility", pull.visibility());
+            rescueIfDue();
+            return claim(pull.topics(), worker, pull.limit(), pull.visibility());
+        });
     }
 
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease) {
@@ -141,6 +145,11 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome ack(Delivery delivery) {
         requireDelivery(delivery);
+        return calls.call(() -> complete(delivery));
+    }
+
+    /** Completes a delivery; the subscriber runtime's path, open while the queue closes. */
+    Outcome complete(Delivery delivery) {
         if (!isOurs(delivery)) {
             return Outcome.LEASE_LOST;
         }
@@ -150,9 +159,16 @@ final class NamespaceService implements Namespace {
 
     @Override
     public Map<MessageId, Outcome> ackAll(Collection<Delivery> deliveries) {
-        engine.ensureOpen();
+        return calls.call(() -> completeAll(deliveries));
+    }
+
+    private Map<MessageId, Outcome> completeAll(Collection<Delivery> deliveries) {
         if (deliveries == null) {
             throw new InvalidInputException("deliveries", null, "a collection of deliveries");
+        }
+        if (deliveries.size() > InputRules.MAX_PUBLISH_BATCH) {
+            throw new InvalidInputException("deliveries", deliveries.size() + " deliveries",
+                    "at most " + InputRules.MAX_PUBLISH_BATCH + " per call");
         }
         List<LeaseRef> leases = new ArrayList<>(deliveries.size());
         Map<MessageId, Outcome> outcomes = new LinkedHashMap<>();
@@ -177,14 +193,14 @@ final class NamespaceService implements Namespace {
         requireDelivery(delivery);
         Duration delay = BackoffSchedule.delayAfter(engine.options().backoffFor(delivery.topic()), delivery.attempt(),
                 ThreadLocalRandom.current()::nextDouble);
-        return retry(delivery, error, delay);
+        return calls.call(() -> retry(delivery, error, delay));
     }
 
     @Override
     public Outcome nack(Delivery delivery, String error, Duration delay) {
         requireDelivery(delivery);
         rules.delay("delay", delay);
-        return retry(delivery, error, delay);
+        return calls.call(() -> retry(delivery, error, delay));
     }
 
     Outcome retry(Delivery delivery, String error, Duration delay) {
@@ -197,6 +213,11 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome fail(Delivery delivery, String error) {
         requireDelivery(delivery);
+        return calls.call(() -> bury(delivery, error));
+    }
+
+    /** Dead-letters a delivery; the subscriber runtime's path, open while the queue closes. */
+    Outcome bury(Delivery delivery, String error) {
         if (!isOurs(delivery)) {
             return Outcome.LEASE_LOST;
         }
@@ -210,13 +231,18 @@ final class NamespaceService implements Namespace {
         if (!isOurs(delivery)) {
             return Outcome.LEASE_LOST;
         }
-        Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, engine.commandTime()));
-        return extended.contains(delivery.id().value()) ? Outcome.EXTENDED : Outcome.LEASE_LOST;
+        return calls.call(() -> {
+            Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, engine.commandTime()));
+            return extended.contains(delivery.id().value()) ? Outcome.EXTENDED : Outcome.LEASE_LOST;
+        });
     }
 
     @Override
     public Subscription subscribe(Subscriber<?> subscriber) {
-        engine.ensureOpen();
+        return calls.call(() -> start(subscriber));
+    }
+
+    private Subscription start(Subscriber<?> subscriber) {
         if (subscriber == null) {
             throw new InvalidInputException("subscriber", null, "a Subscriber");
         }
@@ -249,17 +275,15 @@ final class NamespaceService implements Namespace {
 
     @Override
     public NamespaceStats stats() {
-        engine.ensureOpen();
-        return store.stats(name);
+        return calls.call(() -> store.stats(name));
     }
 
     @Override
     public Optional<MessageInfo> inspect(MessageId id) {
-        engine.ensureOpen();
         if (id == null) {
             throw new InvalidInputException("id", null, "a message id");
         }
-        return store.find(name, id.value());
+        return calls.call(() -> store.find(name, id.value()));
     }
 
     @Override

@@ -14,12 +14,13 @@ import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.api.PayloadCodec;
 import dev.queue.api.Queue;
-import dev.queue.api.QueueClosedException;
 import dev.queue.api.QueueOptions;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.rules.InputRules;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -31,12 +32,15 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The {@link Queue} every adapter hands out: the application services over the ports. Adapters build it with
  * their store, wake-ups and clock; it does validation, backoff, dead-lettering decisions and runs subscribers.
  */
 public final class QueueEngine implements Queue {
+
+    private static final Logger log = LoggerFactory.getLogger(QueueEngine.class);
 
     private final MessageStore store;
     private final WakeUps wakeUps;
@@ -50,7 +54,8 @@ public final class QueueEngine implements Queue {
     private final InputRules rules;
     private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<SubscriberRuntime> runtimes = new CopyOnWriteArrayList<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean closeStarted = new AtomicBoolean();
+    private final CallGate calls = new CallGate();
 
     private QueueEngine(Builder builder) {
         this.store = Objects.requireNonNull(builder.store, "store");
@@ -86,6 +91,10 @@ public final class QueueEngine implements Queue {
         Duration tick = options.scheduleTickInterval();
         if (tick == null || tick.isNegative() || tick.compareTo(Duration.ofHours(1)) > 0) {
             throw new InvalidInputException("scheduleTickInterval", tick, "0 (off) to 1 h");
+        }
+        Duration closeTimeout = options.closeTimeout();
+        if (closeTimeout == null || closeTimeout.isNegative() || closeTimeout.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidInputException("closeTimeout", closeTimeout, "0 to 1 h");
         }
     }
 
@@ -208,13 +217,29 @@ public final class QueueEngine implements Queue {
     }
 
     public boolean isClosed() {
-        return closed.get();
+        return calls.isClosed();
     }
 
+    /**
+     * Runs one call of an adapter's own public API through the same gate as the queue's: refused once the queue
+     * is closed, waited for by {@link #close()} while it runs.
+     */
+    public <T> T call(Supplier<T> body) {
+        return calls.call(body);
+    }
+
+    /**
+     * Refuses new calls, waits up to {@link QueueOptions#closeTimeout()} for the calls already running, then
+     * closes every subscription (each waits for its handlers) and lets the adapter release its resources.
+     */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
+        if (!closeStarted.compareAndSet(false, true)) {
             return;
+        }
+        if (!calls.closeAndAwait(options.closeTimeout())) {
+            log.warn("closing the queue with {} calls still running after {}; each fails with QueueClosedException if the"
+                    + " store goes away under it", calls.callsInside(), options.closeTimeout());
         }
         if (ticker != null) {
             ticker.stop();
@@ -227,9 +252,11 @@ public final class QueueEngine implements Queue {
     }
 
     void ensureOpen() {
-        if (closed.get()) {
-            throw new QueueClosedException("the queue is closed");
-        }
+        calls.ensureOpen();
+    }
+
+    CallGate calls() {
+        return calls;
     }
 
     MessageStore store() {

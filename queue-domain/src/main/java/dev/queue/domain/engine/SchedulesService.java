@@ -48,6 +48,10 @@ final class SchedulesService implements Schedules {
 
     @Override
     public ScheduleChange create(Schedule schedule) {
+        return engine.calls().call(() -> createNow(schedule));
+    }
+
+    private ScheduleChange createNow(Schedule schedule) {
         ScheduleStore store = store();
         Instant now = engine.clock().now();
         ScheduleRecord wanted = toRecord(schedule, now);
@@ -72,6 +76,10 @@ final class SchedulesService implements Schedules {
 
     @Override
     public void update(Schedule schedule) {
+        engine.calls().run(() -> updateNow(schedule));
+    }
+
+    private void updateNow(Schedule schedule) {
         ScheduleStore store = store();
         Instant now = engine.clock().now();
         ScheduleRecord wanted = toRecord(schedule, now);
@@ -91,53 +99,60 @@ final class SchedulesService implements Schedules {
     @Override
     public boolean delete(String name) {
         engine.rules().topic("schedule name", name);
-        return store().deleteSchedule(namespace, name);
+        return engine.calls().call(() -> store().deleteSchedule(namespace, name));
     }
 
     @Override
     public Optional<ScheduleInfo> get(String name) {
         engine.rules().topic("schedule name", name);
-        return store().findSchedule(namespace, name).map(SchedulesService::info);
+        return engine.calls().call(() -> store().findSchedule(namespace, name).map(SchedulesService::info));
     }
 
     @Override
     public List<ScheduleInfo> list() {
-        List<ScheduleInfo> infos = new ArrayList<>();
-        for (ScheduleRecord record : store().listSchedules(namespace)) {
-            infos.add(info(record));
-        }
-        return infos;
+        return engine.calls().call(() -> {
+            List<ScheduleInfo> infos = new ArrayList<>();
+            for (ScheduleRecord record : store().listSchedules(namespace)) {
+                infos.add(info(record));
+            }
+            return infos;
+        });
     }
 
     @Override
     public void pause(String name) {
-        ScheduleRecord s = existing(name);
-        Instant now = engine.clock().now();
-        if (!s.paused() && !store().setPaused(namespace, name, true, null, now)) {
-            throw new ScheduleNotFoundException(namespace, name);
-        }
+        engine.calls().run(() -> {
+            ScheduleRecord s = existing(name);
+            Instant now = engine.clock().now();
+            if (!s.paused() && !store().setPaused(namespace, name, true, null, now)) {
+                throw new ScheduleNotFoundException(namespace, name);
+            }
+        });
     }
 
     @Override
     public void resume(String name) {
-        ScheduleRecord s = existing(name);
-        Instant now = engine.clock().now();
-        if (s.paused()) {
-            if (!store().setPaused(namespace, name, false, SchedulePlanner.nextRunAfter(s, now), now)) {
-                throw new ScheduleNotFoundException(namespace, name);
+        engine.calls().run(() -> {
+            ScheduleRecord s = existing(name);
+            Instant now = engine.clock().now();
+            if (s.paused()) {
+                if (!store().setPaused(namespace, name, false, SchedulePlanner.nextRunAfter(s, now), now)) {
+                    throw new ScheduleNotFoundException(namespace, name);
+                }
+                engine.schedulesChanged();
             }
-            engine.schedulesChanged();
-        }
+        });
     }
 
     @Override
     public List<FiredSchedule> tick() {
-        engine.ensureOpen();
-        List<FiredSchedule> fired = new ArrayList<>();
-        for (FiredMessage m : fireDue(engine, namespace)) {
-            fired.add(new FiredSchedule(m.name(), m.dueAt(), MessageId.of(m.messageId()), m.nextRunAt()));
-        }
-        return fired;
+        return engine.calls().call(() -> {
+            List<FiredSchedule> fired = new ArrayList<>();
+            for (FiredMessage m : fireDue(engine, namespace)) {
+                fired.add(new FiredSchedule(m.name(), m.dueAt(), MessageId.of(m.messageId()), m.nextRunAt()));
+            }
+            return fired;
+        });
     }
 
     /** Fires every due schedule of a namespace (of all when null), batch after batch until none is left. */
@@ -217,7 +232,23 @@ final class SchedulesService implements Schedules {
                 schedule.interval() == null ? null : Duration.ofNanos(schedule.interval().toNanos() / 1000 * 1000), zoneId,
                 prepared.topic(), prepared.json(), prepared.headers(), prepared.priority(), prepared.maxAttempts(),
                 truncate(schedule.startAt()), truncate(schedule.endAt()), missed, false, null, null, now, now);
+        requireSomeDueTime(record);
         return withState(record, false, SchedulePlanner.firstRun(record, now), null, now, now);
+    }
+
+    /** A schedule that can never fire would look like a finished one: refuse it, saying why. */
+    private static void requireSomeDueTime(ScheduleRecord record) {
+        if (SchedulePlanner.dueTimes(record).firstEver() != null) {
+            return;
+        }
+        String within = record.startAt() == null && record.endAt() == null ? ""
+                : " between startAt " + record.startAt() + " and endAt " + record.endAt();
+        if (record.cron() != null) {
+            throw new InvalidInputException("cron", record.cron(), "an expression that matches at least one time" + within
+                    + ", but it never does");
+        }
+        throw new InvalidInputException("endAt", record.endAt(), "an end after the first run of every " + record.interval()
+                + within + ", but no run falls before it");
     }
 
     private static Instant truncate(Instant instant) {

@@ -363,7 +363,7 @@ final class SubscriberRuntime implements Subscription {
             try {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
-                Outcome outcome = namespace.fail(delivery, "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage());
+                Outcome outcome = namespace.bury(delivery, "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage());
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;
@@ -371,7 +371,10 @@ final class SubscriberRuntime implements Subscription {
             Throwable failure = null;
             try {
                 invoke(subscriber.handler(), payload, context);
-            } catch (Exception | LinkageError | AssertionError e) {
+            } catch (Throwable e) {
+                // Errors too: a StackOverflowError has unwound by now, and even after an OutOfMemoryError recording
+                // the attempt is worth trying (the handler's garbage is collectable again). Left uncaught, the
+                // message would stay running until its lease expired, its cause unrecorded.
                 failure = e;
             }
             settle(entry, context, failure);
@@ -395,7 +398,11 @@ final class SubscriberRuntime implements Subscription {
         if (failure != null) {
             Duration delay = BackoffSchedule.delayAfter(backoffFor(delivery), delivery.attempt(), ThreadLocalRandom.current()::nextDouble);
             outcome = namespace.retry(delivery, describe(failure), delay);
-            if (outcome == Outcome.DEAD_LETTERED) {
+            if (failure instanceof VirtualMachineError) {
+                log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
+                        delivery.topic(), delivery.namespace(), failure.getClass().getName(), delivery.attempt(), delivery.maxAttempts(),
+                        outcome, failure);
+            } else if (outcome == Outcome.DEAD_LETTERED) {
                 log.warn("message {} (topic {}, namespace {}) dead-lettered after {} attempts: {}", delivery.id(), delivery.topic(),
                         delivery.namespace(), delivery.attempt(), describe(failure));
             } else {
@@ -406,7 +413,7 @@ final class SubscriberRuntime implements Subscription {
             switch (context.intent()) {
                 case RETRY -> outcome = namespace.retry(delivery, context.reason(), context.retryDelay());
                 case FAIL -> {
-                    outcome = namespace.fail(delivery, context.reason());
+                    outcome = namespace.bury(delivery, context.reason());
                     log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
                             delivery.namespace(), InputRules.errorText(context.reason()));
                 }
@@ -415,7 +422,7 @@ final class SubscriberRuntime implements Subscription {
                         acks.submit(delivery, context.isCompletedInCallerTransaction());
                         return;
                     }
-                    outcome = namespace.ack(delivery);
+                    outcome = namespace.complete(delivery);
                 }
             }
         }

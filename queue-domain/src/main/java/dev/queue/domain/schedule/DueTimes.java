@@ -65,6 +65,14 @@ public abstract class DueTimes {
         }
     }
 
+    /**
+     * The first due time of the definition within its bounds (from the start, or from 1970 without one), or null
+     * when it has none: a cron such as {@code 0 0 31 2 *} (February 31st), or bounds that no due time falls between.
+     */
+    public final Instant firstEver() {
+        return firstAfter(startAt != null ? startAt.minus(ONE_MICRO) : Instant.EPOCH);
+    }
+
     /** The first due time strictly after {@code t}, or null when none remains before the end. */
     public final Instant firstAfter(Instant t) {
         Instant from = t;

@@ -45,6 +45,34 @@ class DueTimesTest {
                 .hasMessageContaining("\"* * * *\"");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"0 0 31 2 *", "0 0 30 2 *", "0 0 31 4 *", "0 0 0 30 2 MON-FRI", "0 0 0 31 11 *"})
+    void cronThatNeverMatchesHasNoFirstDueTime(String expression) {
+        assertThat(DueTimes.cron(expression, ZoneOffset.UTC, null, null).firstEver()).isNull();
+    }
+
+    @Test
+    void firstEverRespectsTheBounds() {
+        Instant start = Instant.parse("2030-01-01T00:00:00Z");
+        assertThat(DueTimes.cron("0 0 29 2 *", ZoneOffset.UTC, start, Instant.parse("2031-12-31T00:00:00Z")).firstEver()).isNull();
+        assertThat(DueTimes.cron("0 0 29 2 *", ZoneOffset.UTC, start, null).firstEver()).isEqualTo(Instant.parse("2032-02-29T00:00:00Z"));
+        assertThat(DueTimes.cron("0 0 1 1 *", ZoneOffset.UTC, start, null).firstEver()).isEqualTo(start);
+    }
+
+    /** What docs/schedules.md says of the two forms, held true here. */
+    @Test
+    void fiveFieldsMatchDayOfMonthOrDayOfWeekWhileSixFieldsMatchBoth() {
+        Instant december = Instant.parse("2026-12-01T00:00:00Z");
+        // Unix cron: with both day fields restricted, either one matching is enough (the 29th, or any Monday).
+        assertThat(DueTimes.cron("0 0 29 2 1", ZoneOffset.UTC, null, null).firstAfter(december))
+                .isEqualTo(Instant.parse("2027-02-01T00:00:00Z"));
+        // With seconds first (Spring's form), both must match: a February 29th that is a Monday.
+        assertThat(DueTimes.cron("0 0 0 29 2 1", ZoneOffset.UTC, null, null).firstAfter(december))
+                .isEqualTo(Instant.parse("2044-02-29T00:00:00Z"));
+        assertThat(DueTimes.cron("0 0 0 29 2 MON", ZoneOffset.UTC, null, null).firstAfter(december))
+                .isEqualTo(Instant.parse("2044-02-29T00:00:00Z"));
+    }
+
     @Test
     void cronIsReadInItsTimeZone() {
         DueTimes nineInParis = DueTimes.cron("0 9 * * *", ZoneId.of("Europe/Paris"), null, null);

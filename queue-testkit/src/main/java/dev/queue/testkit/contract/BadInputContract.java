@@ -426,6 +426,21 @@ public abstract class BadInputContract extends ContractSupport {
         assertNothingStored();
     }
 
+    @Test
+    public void ackAllOfMoreThanTenThousandIsRejectedAndChangesNothing() {
+        MessageId id = publish("t", "{}");
+        Delivery held = pullOne("t");
+        List<Delivery> deliveries = new ArrayList<>();
+        deliveries.add(held);
+        for (int i = 1; i <= 10_000; i++) {
+            deliveries.add(new Delivery(MessageId.of(id.value() + i), NAMESPACE, "t", "{}", Map.of(), 0, 1, 1, 1L, WORKER,
+                    held.leaseUntil(), held.publishedAt(), null));
+        }
+
+        assertRejected(() -> ns.ackAll(deliveries), InvalidInputException.class, "10001");
+        assertThat(info(id).state()).isEqualTo(MessageState.RUNNING);
+    }
+
     // ---- pulls ----
 
     static Stream<Arguments> invalidPulls() {
@@ -540,6 +555,19 @@ public abstract class BadInputContract extends ContractSupport {
     }
 
     // ---- options ----
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @MethodSource("invalidCloseTimeouts")
+    public void invalidCloseTimeoutIsRejectedWhenTheQueueIsCreated(Duration timeout) {
+        assertThatThrownBy(() -> {
+            Queue bad = queueFactory().create(new ManualClock(START), options().closeTimeout(timeout));
+            bad.close();
+        }).isInstanceOf(InvalidInputException.class).hasMessageContaining("closeTimeout").hasMessageContaining(String.valueOf(timeout));
+    }
+
+    static Stream<Duration> invalidCloseTimeouts() {
+        return Stream.of(null, Duration.ofMillis(-1), Duration.ofHours(1).plusMillis(1));
+    }
 
     @Test
     public void invalidQueueOptionsAreRejectedWhenTheQueueIsCreated() {

@@ -254,6 +254,49 @@ public abstract class ScheduleContract extends ContractSupport {
         assertThat(ns.schedules().list()).isEmpty();
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"0 0 31 2 *", "0 0 30 2 *", "0 0 31 4 *", "0 0 0 30 2 MON-FRI"})
+    void cronThatNeverMatchesIsRejectedOnCreate(String expression) {
+        assertThatThrownBy(() -> ns.schedules().create(Schedule.cron("month-end", expression).publishing(CLEANUP)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("cron").hasMessageContaining(expression)
+                .hasMessageContaining("never");
+        assertThat(ns.schedules().list()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0 0 31 2 *", "0 0 30 2 *", "0 0 31 4 *", "0 0 0 30 2 MON-FRI"})
+    void cronThatNeverMatchesIsRejectedOnUpdateAndTheScheduleIsKept(String expression) {
+        ns.schedules().create(Schedule.cron("month-end", "0 0 28 2 *").publishing(CLEANUP));
+        ScheduleInfo before = ns.schedules().get("month-end").orElseThrow();
+
+        assertThatThrownBy(() -> ns.schedules().update(Schedule.cron("month-end", expression).publishing(CLEANUP)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining(expression).hasMessageContaining("never");
+        assertThatThrownBy(() -> ns.schedules().create(Schedule.cron("month-end", expression).publishing(CLEANUP)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining(expression);
+
+        assertThat(ns.schedules().get("month-end")).contains(before);
+    }
+
+    @Test
+    void cronThatMatchesOnlyOutsideItsBoundsIsRejected() {
+        // February 29th falls in 2032, not between these bounds.
+        Schedule leapDay = Schedule.cron("leap-day", "0 0 29 2 *").startAt(Instant.parse("2030-01-01T00:00:00Z"))
+                .endAt(Instant.parse("2031-12-31T00:00:00Z")).publishing(CLEANUP);
+
+        assertThatThrownBy(() -> ns.schedules().create(leapDay))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("0 0 29 2 *").hasMessageContaining("between startAt");
+        assertThat(ns.schedules().create(leapDay.endAt(Instant.parse("2032-03-01T00:00:00Z")))).isEqualTo(ScheduleChange.CREATED);
+        assertThat(ns.schedules().get("leap-day").orElseThrow().nextRunAt()).isEqualTo(Instant.parse("2032-02-29T00:00:00Z"));
+    }
+
+    @Test
+    void intervalWhoseEndComesBeforeItsFirstRunIsRejected() {
+        assertThatThrownBy(() -> ns.schedules().create(Schedule.every("hourly", Duration.ofHours(1))
+                .endAt(START.plusSeconds(60)).publishing(CLEANUP)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("endAt");
+        assertThat(ns.schedules().list()).isEmpty();
+    }
+
     @Test
     void otherInvalidDefinitionsAreRejectedAndNothingIsStored() {
         assertThatThrownBy(() -> ns.schedules().create(Schedule.every("fast", Duration.ofMillis(10)).publishing(CLEANUP)))

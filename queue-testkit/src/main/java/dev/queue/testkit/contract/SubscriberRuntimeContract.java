@@ -155,6 +155,52 @@ public abstract class SubscriberRuntimeContract extends ContractSupport {
         assertThat(attempts).containsExactly(1, 2);
     }
 
+    private static int recurse(int depth) {
+        return recurse(depth + 1) + 1;
+    }
+
+    @Test
+    public void handlerErrorIsAFailedAttemptRetriedWithBackoffAndThePoolKeepsRunning() {
+        List<Integer> attempts = new CopyOnWriteArrayList<>();
+        List<MessageId> handled = new CopyOnWriteArrayList<>();
+        ns.subscribe(Subscriber.on("t").concurrency(1).retry(Backoff.fixed(Duration.ofSeconds(5))).handleDelivery((delivery, ctx) -> {
+            if (delivery.json().contains("deep")) {
+                attempts.add(ctx.attempt());
+                if (ctx.attempt() == 1) {
+                    recurse(0);
+                }
+            }
+            handled.add(delivery.id());
+        }));
+        MessageId deep = publish(Message.to("t").json("{\"deep\":true}").maxAttempts(5));
+
+        eventually().until(() -> isPendingWithAttempts(deep, 1));
+        MessageInfo waiting = info(deep);
+        assertThat(waiting.lastError()).startsWith("java.lang.StackOverflowError");
+        assertThat(waiting.runAt()).isEqualTo(START.plusSeconds(5));
+
+        // The one handler slot is free again: the next message runs on it.
+        MessageId next = publish(Message.to("t").json("{}"));
+        eventually().until(() -> isDone(next));
+
+        advance(Duration.ofSeconds(5));
+        eventually().until(() -> isDone(deep));
+        assertThat(attempts).containsExactly(1, 2);
+        assertThat(handled).containsExactly(next, deep);
+    }
+
+    @Test
+    public void handlerErrorOnTheLastAttemptDeadLettersTheMessage() {
+        ns.subscribe(Subscriber.on("t").handleDelivery((delivery, ctx) -> {
+            throw new OutOfMemoryError("simulated: no room for the report");
+        }));
+        MessageId id = publish(Message.to("t").maxAttempts(1));
+
+        eventually().until(() -> isDead(id));
+
+        assertThat(info(id).lastError()).isEqualTo("java.lang.OutOfMemoryError: simulated: no room for the report");
+    }
+
     @Test
     public void throwingHandlerUsesTopicBackoffWhenSubscriberHasNone() {
         ns.subscribe(Subscriber.on(SLOW).handleDelivery((delivery, ctx) -> {
