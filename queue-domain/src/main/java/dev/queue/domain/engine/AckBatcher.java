@@ -35,8 +35,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class AckBatcher {
 
     private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
-    private static final long FIRST_RETRY_PAUSE_MILLIS = 50;
-    private static final long MAX_RETRY_PAUSE_MILLIS = 2_000;
+    /** The pauses between tries of a failed store call recording handler results, here and in the runtime. */
+    static final long FIRST_RETRY_PAUSE_MILLIS = 50;
+    static final long MAX_RETRY_PAUSE_MILLIS = 2_000;
 
     private final String namespace;
     private final QueueEngine engine;

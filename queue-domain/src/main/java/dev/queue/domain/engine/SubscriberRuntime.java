@@ -4,6 +4,7 @@ import dev.queue.api.Backoff;
 import dev.queue.api.Delivery;
 import dev.queue.api.MessageHandler;
 import dev.queue.api.Outcome;
+import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.domain.port.ExtendCommand;
@@ -32,6 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Runs one subscriber: claims as many messages as it has free handler slots, runs the handler for each,
@@ -68,6 +70,8 @@ final class SubscriberRuntime implements Subscription {
         final Delivery delivery;
         final AtomicInteger state = new AtomicInteger(HoldState.CLAIMED.ordinal());
         volatile Instant leaseUntil;
+        /** Set when the handler has returned or thrown: from then on a lease that is gone is no cause for alarm. */
+        volatile boolean handlerDone;
 
         Held(Delivery delivery) {
             this.delivery = delivery;
@@ -185,6 +189,7 @@ final class SubscriberRuntime implements Subscription {
     private void dispatchLoop() {
         long failures = 0;
         while (running && !closing) {
+            String operation = "extend the leases of its running handlers";
             try {
                 extendLeasesIfDue();
                 if (acksBehind()) {
@@ -225,10 +230,12 @@ final class SubscriberRuntime implements Subscription {
                 Duration untilNextDue = null;
                 List<Delivery> claimed;
                 try {
+                    operation = "rescue expired leases";
                     namespace.rescueIfDue();
                     if (!backlogged) {
                         untilNextDue = untilNextDue();
                     }
+                    operation = "claim";
                     claimed = namespace.claim(topics, worker, want, lease);
                 } catch (RuntimeException e) {
                     slots.release(want);
@@ -246,8 +253,8 @@ final class SubscriberRuntime implements Subscription {
             } catch (RuntimeException e) {
                 failures++;
                 Duration pause = Duration.ofMillis(Math.min(5_000, 50L << Math.min(failures, 7)));
-                log.warn("subscriber {} (namespace {}, topics {}) could not claim; retrying in {} ms: {}", label,
-                        namespace.name(), topics, pause.toMillis(), e.toString());
+                log.warn("subscriber {} (namespace {}, topics {}) could not {}; retrying in {} ms: {}", label,
+                        namespace.name(), topics, operation, pause.toMillis(), e.toString());
                 awaitWake(pause);
             } catch (Error e) {
                 log.error("subscriber {} (namespace {}, topics {}) stopped by an error", label, namespace.name(), topics, e);
@@ -363,7 +370,8 @@ final class SubscriberRuntime implements Subscription {
             try {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
-                Outcome outcome = namespace.bury(delivery, "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage());
+                String reason = "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage();
+                Outcome outcome = record(delivery, "dead-lettering", () -> namespace.bury(delivery, reason)).outcome();
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;
@@ -376,10 +384,13 @@ final class SubscriberRuntime implements Subscription {
                 // the attempt is worth trying (the handler's garbage is collectable again). Left uncaught, the
                 // message would stay running until its lease expired, its cause unrecorded.
                 failure = e;
+            } finally {
+                entry.handlerDone = true;
             }
             settle(entry, context, failure);
         } catch (RuntimeException e) {
-            log.warn("message {} (topic {}, namespace {}) could not be settled; its lease will expire and it will run again: {}",
+            log.warn("message {} (topic {}, namespace {}) could not be settled, retried for a lease; it runs again when its lease "
+                    + "expires: {}",
                     delivery.id(), delivery.topic(), delivery.namespace(), e.toString());
         } finally {
             held.remove(delivery.id().value());
@@ -394,10 +405,13 @@ final class SubscriberRuntime implements Subscription {
 
     private void settle(Held entry, HandlerContext context, Throwable failure) {
         Delivery delivery = entry.delivery;
-        Outcome outcome;
+        Recorded recorded;
+        String what;
         if (failure != null) {
             Duration delay = BackoffSchedule.delayAfter(backoffFor(delivery), delivery.attempt(), ThreadLocalRandom.current()::nextDouble);
-            outcome = namespace.retry(delivery, describe(failure), delay);
+            what = "failed attempt";
+            recorded = record(delivery, what, () -> namespace.retry(delivery, describe(failure), delay));
+            Outcome outcome = recorded.outcome();
             if (failure instanceof VirtualMachineError) {
                 log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
                         delivery.topic(), delivery.namespace(), failure.getClass().getName(), delivery.attempt(), delivery.maxAttempts(),
@@ -411,9 +425,13 @@ final class SubscriberRuntime implements Subscription {
             }
         } else {
             switch (context.intent()) {
-                case RETRY -> outcome = namespace.retry(delivery, context.reason(), context.retryDelay());
+                case RETRY -> {
+                    what = "retry";
+                    recorded = record(delivery, what, () -> namespace.retry(delivery, context.reason(), context.retryDelay()));
+                }
                 case FAIL -> {
-                    outcome = namespace.bury(delivery, context.reason());
+                    what = "dead-lettering";
+                    recorded = record(delivery, what, () -> namespace.bury(delivery, context.reason()));
                     log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
                             delivery.namespace(), InputRules.errorText(context.reason()));
                 }
@@ -422,13 +440,61 @@ final class SubscriberRuntime implements Subscription {
                         acks.submit(delivery, context.isCompletedInCallerTransaction());
                         return;
                     }
-                    outcome = namespace.complete(delivery);
+                    what = "acknowledgement";
+                    recorded = record(delivery, what, () -> namespace.complete(delivery));
                 }
             }
         }
-        if (outcome == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
-            log.warn("message {} (topic {}, namespace {}): lease lost before the handler's result was recorded (attempt {}); "
-                    + "another worker may have run it", delivery.id(), delivery.topic(), delivery.namespace(), delivery.attempt());
+        if (recorded.outcome() == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
+            if (recorded.retried()) {
+                log.info("message {} (topic {}, namespace {}): not held under its lease when its {} was retried (attempt {}); either "
+                        + "the failed call recorded it, or the lease was lost and another worker may have run it", delivery.id(),
+                        delivery.topic(), delivery.namespace(), what, delivery.attempt());
+            } else {
+                log.warn("message {} (topic {}, namespace {}): lease lost before the handler's result was recorded (attempt {}); "
+                        + "another worker may have run it", delivery.id(), delivery.topic(), delivery.namespace(), delivery.attempt());
+            }
+        }
+    }
+
+    /** What a store call recording a handler's result answered, and whether it took more than one try. */
+    private record Recorded(Outcome outcome, boolean retried) {
+    }
+
+    /**
+     * Runs a store call that records a handler's result (a retry, a dead letter, an acknowledgement), retrying it
+     * when the store is unavailable, with a pause growing from 50 ms to 2 s, for as long as a lease lasts from now:
+     * the same bound acknowledgements have. Given up, the message waits for its lease to expire and spends an attempt;
+     * retried, it runs again after its backoff. Each statement is guarded by the lease, so repeating one that did
+     * commit changes nothing (it then finds the message no longer held).
+     */
+    private Recorded record(Delivery delivery, String what, Supplier<Outcome> call) {
+        long deadline = System.nanoTime() + lease.toNanos();
+        long pauseMillis = AckBatcher.FIRST_RETRY_PAUSE_MILLIS;
+        boolean retried = false;
+        while (true) {
+            try {
+                return new Recorded(call.get(), retried);
+            } catch (StoreUnavailableException e) {
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - deadline > 0) {
+                    throw e;
+                }
+                if (retried) {
+                    log.debug("message {} (topic {}, namespace {}): could not record its {} again; retrying: {}", delivery.id(),
+                            delivery.topic(), delivery.namespace(), what, e.toString());
+                } else {
+                    log.warn("message {} (topic {}, namespace {}): could not record its {}; retrying while its lease lasts: {}",
+                            delivery.id(), delivery.topic(), delivery.namespace(), what, e.toString());
+                }
+                try {
+                    Thread.sleep(pauseMillis);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+                retried = true;
+                pauseMillis = Math.min(AckBatcher.MAX_RETRY_PAUSE_MILLIS, pauseMillis * 2);
+            }
         }
     }
 
@@ -469,6 +535,10 @@ final class SubscriberRuntime implements Subscription {
             long id = entry.delivery.id().value();
             if (extended.contains(id)) {
                 entry.leaseUntil = newEnd;
+            } else if (entry.handlerDone) {
+                // Finished while the extension ran: its acknowledgement may have completed the row already.
+                log.debug("message {} (topic {}, namespace {}): not extended, its handler had finished", entry.delivery.id(),
+                        entry.delivery.topic(), entry.delivery.namespace());
             } else {
                 log.warn("message {} (topic {}, namespace {}): lease lost while its handler runs; another worker may run it too",
                         entry.delivery.id(), entry.delivery.topic(), entry.delivery.namespace());

@@ -1,0 +1,109 @@
+package dev.queue.inmemory;
+
+import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.Namespace;
+import dev.queue.api.QueueOptions;
+import dev.queue.api.Subscriber;
+import dev.queue.codec.jackson.JacksonPayloadCodec;
+import dev.queue.domain.engine.QueueEngine;
+import dev.queue.domain.port.MessageStore;
+import dev.queue.domain.time.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A handler that finishes, and whose acknowledgement completes its message, while the lease extension naming it
+ * runs: the extension finds the message gone, and that is no lost lease to warn an operator about.
+ */
+class LeaseExtensionRaceTest {
+
+    private static final Instant START = Instant.parse("2030-01-01T00:00:00Z");
+    private static final Duration LEASE = Duration.ofSeconds(10);
+
+    @Test
+    void aHandlerThatFinishesWhileItsExtensionRunsLogsNoLostLease() throws Exception {
+        ManualClock clock = new ManualClock(START);
+        InMemoryWakeUps wakeUps = new InMemoryWakeUps();
+        InMemoryMessageStore real = new InMemoryMessageStore(clock, wakeUps);
+        AtomicReference<MessageId> published = new AtomicReference<>();
+        CountDownLatch extensionStarted = new CountDownLatch(1);
+        AtomicBoolean extensionReturned = new AtomicBoolean();
+        MessageStore store = (MessageStore) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {MessageStore.class},
+                (proxy, method, args) -> {
+                    boolean extension = method.getName().equals("extendIfLeased");
+                    if (extension) {
+                        extensionStarted.countDown();
+                        // Held back until the handler has returned and its acknowledgement completed the message.
+                        await().atMost(Duration.ofSeconds(10)).until(() -> real.find("n", published.get().value()).isEmpty());
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        if (extension) {
+                            extensionReturned.set(true);
+                        }
+                    }
+                });
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream original = System.err;
+        System.setErr(new PrintStream(new Tee(original, log), true, StandardCharsets.UTF_8));
+        try (QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(clock)
+                .options(QueueOptions.defaults().sweepInterval(Duration.ofMillis(50))).defaultCodec(new JacksonPayloadCodec())
+                .build()) {
+            Namespace ns = engine.namespace("n");
+            ns.subscribe(Subscriber.on("t").lease(LEASE).handleDelivery((delivery, context) -> {
+                // Less than half the lease left: the dispatcher's next round extends it, while this handler runs.
+                clock.advance(LEASE.dividedBy(2).plusSeconds(1));
+                assertThat(extensionStarted.await(10, TimeUnit.SECONDS)).as("extension started").isTrue();
+            }));
+            published.set(ns.publish(Message.to("t")).id());
+
+            await().atMost(Duration.ofSeconds(10)).untilTrue(extensionReturned);
+            assertThat(real.find("n", published.get().value())).isEmpty();
+        } finally {
+            System.setErr(original);
+        }
+        assertThat(log.toString(StandardCharsets.UTF_8)).doesNotContain("lease lost");
+    }
+
+    /** Writes to both streams, so the test's output still shows what was logged. */
+    private static final class Tee extends OutputStream {
+        private final OutputStream first;
+        private final OutputStream second;
+
+        Tee(OutputStream first, OutputStream second) {
+            this.first = first;
+            this.second = second;
+        }
+
+        @Override
+        public synchronized void write(int b) throws java.io.IOException {
+            first.write(b);
+            second.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] bytes, int offset, int length) throws java.io.IOException {
+            first.write(bytes, offset, length);
+            second.write(bytes, offset, length);
+        }
+    }
+}
