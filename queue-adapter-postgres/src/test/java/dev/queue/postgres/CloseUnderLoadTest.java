@@ -1,6 +1,5 @@
 package dev.queue.postgres;
 
-import dev.queue.api.Delivery;
 import dev.queue.api.Message;
 import dev.queue.api.Namespace;
 import dev.queue.api.PublishResult;
@@ -64,42 +63,22 @@ class CloseUnderLoadTest {
         List<Future<?>> running = new ArrayList<>();
         for (int p = 0; p < PUBLISHERS; p++) {
             int publisher = p;
-            running.add(threads.submit(() -> {
-                for (int batch = 0; ; batch++) {
-                    List<Message> messages = new ArrayList<>(BATCH);
-                    for (int i = 0; i < BATCH; i++) {
-                        messages.add(Message.to("t").json("{\"p\":" + publisher + ",\"b\":" + batch + ",\"i\":" + i + "}"));
-                    }
-                    try {
-                        for (PublishResult result : ns.publishAll(messages)) {
-                            returned.add(result.id().value());
-                        }
-                        batches.incrementAndGet();
-                    } catch (QueueClosedException e) {
-                        refused.incrementAndGet();
-                        return;
-                    } catch (RuntimeException e) {
-                        unexpected.add(e);
-                        return;
-                    }
+            AtomicInteger batch = new AtomicInteger();
+            running.add(threads.submit(() -> untilClosed(refused, unexpected, () -> {
+                List<Message> messages = new ArrayList<>(BATCH);
+                for (int i = 0; i < BATCH; i++) {
+                    messages.add(Message.to("t").json("{\"p\":" + publisher + ",\"b\":" + batch.get() + ",\"i\":" + i + "}"));
                 }
-            }));
+                for (PublishResult result : ns.publishAll(messages)) {
+                    returned.add(result.id().value());
+                }
+                batch.incrementAndGet();
+                batches.incrementAndGet();
+            })));
         }
         for (int c = 0; c < CONSUMERS; c++) {
-            running.add(threads.submit(() -> {
-                while (true) {
-                    try {
-                        List<Delivery> pulled = ns.pull(Pull.from("t").worker("consumer").limit(100));
-                        ns.ackAll(pulled);
-                    } catch (QueueClosedException e) {
-                        refused.incrementAndGet();
-                        return;
-                    } catch (RuntimeException e) {
-                        unexpected.add(e);
-                        return;
-                    }
-                }
-            }));
+            running.add(threads.submit(() -> untilClosed(refused, unexpected,
+                    () -> ns.ackAll(ns.pull(Pull.from("t").worker("consumer").limit(100))))));
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> batches.get() >= 2 * PUBLISHERS || !unexpected.isEmpty());
 
@@ -142,6 +121,21 @@ class CloseUnderLoadTest {
             holder.rollback();
         } finally {
             thread.shutdownNow();
+        }
+    }
+
+    /** Repeats a step until the queue refuses it as closed (counted), or it fails otherwise (kept). */
+    private static void untilClosed(AtomicInteger refused, List<Throwable> unexpected, Runnable step) {
+        while (true) {
+            try {
+                step.run();
+            } catch (QueueClosedException e) {
+                refused.incrementAndGet();
+                return;
+            } catch (RuntimeException e) {
+                unexpected.add(e);
+                return;
+            }
         }
     }
 

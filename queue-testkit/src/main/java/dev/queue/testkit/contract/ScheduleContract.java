@@ -312,6 +312,9 @@ public abstract class ScheduleContract extends ContractSupport {
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("endAt");
         assertThatThrownBy(() -> ns.schedules().create(Schedule.every("bad-payload", Duration.ofMinutes(1))
                 .publishing(Message.to("t").json("{oops")))).isInstanceOf(InvalidInputException.class).hasMessageContaining("{oops");
+        assertThatThrownBy(() -> ns.schedules().create(Schedule.every("cut-header", Duration.ofMinutes(1))
+                .publishing(Message.to("t").header("who", "Zo\u00eb \uD83D")))).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("U+D83D at index 4");
         assertThatThrownBy(() -> ns.schedules().create(Schedule.every("many", Duration.ofMinutes(1))
                 .missedRuns(MissedRuns.fireEach(0)).publishing(CLEANUP))).isInstanceOf(InvalidInputException.class);
         assertThat(ns.schedules().list()).isEmpty();
