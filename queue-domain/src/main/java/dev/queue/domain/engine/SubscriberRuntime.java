@@ -371,7 +371,7 @@ final class SubscriberRuntime implements Subscription {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
                 String reason = "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage();
-                Outcome outcome = record(delivery, "dead-lettering", () -> namespace.bury(delivery, reason)).outcome();
+                Outcome outcome = recordResult(delivery, "dead-lettering", () -> namespace.bury(delivery, reason)).outcome();
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;
@@ -410,7 +410,7 @@ final class SubscriberRuntime implements Subscription {
         if (failure != null) {
             Duration delay = BackoffSchedule.delayAfter(backoffFor(delivery), delivery.attempt(), ThreadLocalRandom.current()::nextDouble);
             what = "failed attempt";
-            recorded = record(delivery, what, () -> namespace.retry(delivery, describe(failure), delay));
+            recorded = recordResult(delivery, what, () -> namespace.retry(delivery, describe(failure), delay));
             Outcome outcome = recorded.outcome();
             if (failure instanceof VirtualMachineError) {
                 log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
@@ -427,11 +427,11 @@ final class SubscriberRuntime implements Subscription {
             switch (context.intent()) {
                 case RETRY -> {
                     what = "retry";
-                    recorded = record(delivery, what, () -> namespace.retry(delivery, context.reason(), context.retryDelay()));
+                    recorded = recordResult(delivery, what, () -> namespace.retry(delivery, context.reason(), context.retryDelay()));
                 }
                 case FAIL -> {
                     what = "dead-lettering";
-                    recorded = record(delivery, what, () -> namespace.bury(delivery, context.reason()));
+                    recorded = recordResult(delivery, what, () -> namespace.bury(delivery, context.reason()));
                     log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
                             delivery.namespace(), InputRules.errorText(context.reason()));
                 }
@@ -441,7 +441,7 @@ final class SubscriberRuntime implements Subscription {
                         return;
                     }
                     what = "acknowledgement";
-                    recorded = record(delivery, what, () -> namespace.complete(delivery));
+                    recorded = recordResult(delivery, what, () -> namespace.complete(delivery));
                 }
             }
         }
@@ -468,7 +468,7 @@ final class SubscriberRuntime implements Subscription {
      * retried, it runs again after its backoff. Each statement is guarded by the lease, so repeating one that did
      * commit changes nothing (it then finds the message no longer held).
      */
-    private Recorded record(Delivery delivery, String what, Supplier<Outcome> call) {
+    private Recorded recordResult(Delivery delivery, String what, Supplier<Outcome> call) {
         long deadline = System.nanoTime() + lease.toNanos();
         long pauseMillis = AckBatcher.FIRST_RETRY_PAUSE_MILLIS;
         boolean retried = false;
