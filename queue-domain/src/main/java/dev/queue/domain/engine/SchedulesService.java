@@ -41,8 +41,8 @@ final class SchedulesService implements Schedules {
         this.engine = engine;
     }
 
+    /** Called inside the queue's call gate, which has already refused a closed queue. */
     private ScheduleStore store() {
-        engine.ensureOpen();
         return engine.scheduleStore();
     }
 

@@ -155,18 +155,26 @@ public final class InputRules {
 
     /** The index of the first UTF-16 surrogate without its other half, or -1 when there is none. */
     static int unpairedSurrogateAt(CharSequence value) {
-        int length = value.length();
-        for (int i = 0; i < length; i++) {
-            char c = value.charAt(i);
-            if (Character.isSurrogate(c)) {
-                if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(value.charAt(i + 1))) {
-                    i++;
-                } else {
+        return unpairedSurrogateAt(value, 0);
+    }
+
+    /** Like {@link #unpairedSurrogateAt(CharSequence)}, looking from {@code from} on. */
+    static int unpairedSurrogateAt(CharSequence value, int from) {
+        for (int i = from; i < value.length(); i++) {
+            if (Character.isSurrogate(value.charAt(i))) {
+                if (!startsSurrogatePair(value, i)) {
                     return i;
                 }
+                i++;
             }
         }
         return -1;
+    }
+
+    /** Whether a high surrogate at {@code index} is followed by its low half. */
+    static boolean startsSurrogatePair(CharSequence value, int index) {
+        return Character.isHighSurrogate(value.charAt(index)) && index + 1 < value.length()
+                && Character.isLowSurrogate(value.charAt(index + 1));
     }
 
     static String codeUnit(char c) {
@@ -299,13 +307,8 @@ public final class InputRules {
         int unpaired = unpairedSurrogateAt(text);
         if (unpaired >= 0) {
             StringBuilder repaired = new StringBuilder(text);
-            for (int i = unpaired; i < repaired.length(); i++) {
-                char c = repaired.charAt(i);
-                if (Character.isHighSurrogate(c) && i + 1 < repaired.length() && Character.isLowSurrogate(repaired.charAt(i + 1))) {
-                    i++;
-                } else if (Character.isSurrogate(c)) {
-                    repaired.setCharAt(i, '\uFFFD');
-                }
+            for (int at = unpaired; at >= 0; at = unpairedSurrogateAt(repaired, at + 1)) {
+                repaired.setCharAt(at, '\uFFFD');
             }
             text = repaired.toString();
         }

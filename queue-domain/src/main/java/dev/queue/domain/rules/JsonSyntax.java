@@ -147,7 +147,7 @@ final class JsonSyntax {
                     default -> throw new Problem("invalid escape \\" + e + " at offset " + pos);
                 }
             } else if (Character.isSurrogate(c)) {
-                if (!Character.isHighSurrogate(c) || pos + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(pos + 1))) {
+                if (!InputRules.startsSurrogatePair(text, pos)) {
                     throw new Problem("the UTF-16 surrogate " + InputRules.codeUnit(c) + " at offset " + pos
                             + " has no pair, so the text is not valid Unicode (a \\u escape of it would be)");
                 }
