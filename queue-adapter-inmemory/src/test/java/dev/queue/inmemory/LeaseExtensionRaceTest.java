@@ -9,14 +9,11 @@ import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.QueueEngine;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.time.ManualClock;
+import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
@@ -62,10 +59,8 @@ class LeaseExtensionRaceTest {
                         }
                     }
                 });
-        ByteArrayOutputStream log = new ByteArrayOutputStream();
-        PrintStream original = System.err;
-        System.setErr(new PrintStream(new Tee(original, log), true, StandardCharsets.UTF_8));
-        try (QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(clock)
+        CapturedLog log = CapturedLog.start();
+        try (log; QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(clock)
                 .options(QueueOptions.defaults().sweepInterval(Duration.ofMillis(50))).defaultCodec(new JacksonPayloadCodec())
                 .build()) {
             Namespace ns = engine.namespace("n");
@@ -78,32 +73,7 @@ class LeaseExtensionRaceTest {
 
             await().atMost(Duration.ofSeconds(10)).untilTrue(extensionReturned);
             assertThat(real.find("n", published.get().value())).isEmpty();
-        } finally {
-            System.setErr(original);
         }
-        assertThat(log.toString(StandardCharsets.UTF_8)).doesNotContain("lease lost");
-    }
-
-    /** Writes to both streams, so the test's output still shows what was logged. */
-    private static final class Tee extends OutputStream {
-        private final OutputStream first;
-        private final OutputStream second;
-
-        Tee(OutputStream first, OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public synchronized void write(int b) throws java.io.IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int offset, int length) throws java.io.IOException {
-            first.write(bytes, offset, length);
-            second.write(bytes, offset, length);
-        }
+        assertThat(log.text()).doesNotContain("lease lost");
     }
 }

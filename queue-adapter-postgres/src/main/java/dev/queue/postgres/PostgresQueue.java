@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
 
@@ -112,6 +114,7 @@ public final class PostgresQueue implements Queue {
             hikari.setMaximumPoolSize(config.poolSize());
             hikari.setPoolName("queue-" + config.schema());
             hikari.setAutoCommit(true);
+            configureForLongLivedConnections(hikari, jdbcUrl, config.schema());
             pool = new HikariDataSource(hikari);
         } catch (RuntimeException e) {
             throw PostgresErrors.translate("connecting to " + jdbcUrl, e);
@@ -123,7 +126,34 @@ public final class PostgresQueue implements Queue {
         if (password != null) {
             credentials.setProperty("password", password);
         }
+        credentials.setProperty("tcpKeepAlive", "true");
+        if (!jdbcUrl.toLowerCase(Locale.ROOT).contains("applicationname=")) {
+            credentials.setProperty("ApplicationName", "queue " + config.schema() + " listener");
+        }
         return start(pool, () -> DriverManager.getConnection(jdbcUrl, credentials), pool, config);
+    }
+
+    /** Finds idle connections that died (a killed backend, a dropped route) before a caller borrows them. */
+    static final Duration POOL_KEEPALIVE = Duration.ofSeconds(30);
+    /** How long a borrowed connection's liveness check may take before the pool gives up on it. */
+    static final Duration POOL_VALIDATION_TIMEOUT = Duration.ofSeconds(2);
+    /** Retires connections before the idle cut-offs of common proxies and firewalls; PostgreSQL frees their memory. */
+    static final Duration POOL_MAX_LIFETIME = Duration.ofMinutes(10);
+
+    /**
+     * A queue keeps its connections for the life of the process, mostly idle between bursts: keepalive checks each
+     * idle one every {@link #POOL_KEEPALIVE}, so a connection whose backend was killed is found and replaced off
+     * the callers' path (the pool still logs each dead one once); TCP keepalive notices a peer that vanished
+     * without closing the socket; the application name shows the queue's sessions in pg_stat_activity.
+     */
+    private static void configureForLongLivedConnections(HikariConfig hikari, String jdbcUrl, String schema) {
+        hikari.setKeepaliveTime(POOL_KEEPALIVE.toMillis());
+        hikari.setValidationTimeout(POOL_VALIDATION_TIMEOUT.toMillis());
+        hikari.setMaxLifetime(POOL_MAX_LIFETIME.toMillis());
+        hikari.addDataSourceProperty("tcpKeepAlive", "true");
+        if (!jdbcUrl.toLowerCase(Locale.ROOT).contains("applicationname=")) {
+            hikari.addDataSourceProperty("ApplicationName", "queue " + schema);
+        }
     }
 
     private static PostgresQueue start(DataSource dataSource, PostgresWakeUps.ConnectionSource listenSource,

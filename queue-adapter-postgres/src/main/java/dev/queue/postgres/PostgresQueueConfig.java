@@ -169,8 +169,9 @@ public final class PostgresQueueConfig {
 
     /**
      * Every interval, vacuum the hot table if it holds more than {@value #VACUUM_THRESHOLD} dead row versions, so
-     * claims do not slow down between autovacuum's visits (once a minute by default). Zero turns it off (leave it
-     * to autovacuum). 0 to 1 h; default 2 s.
+     * claims do not slow down between autovacuum's visits (once a minute by default). While a transaction holds
+     * the vacuum horizon, so that a vacuum removes almost nothing, it backs off until the horizon moves (and logs
+     * once which session holds it). Zero turns it off (leave it to autovacuum). 0 to 1 h; default 2 s.
      */
     public PostgresQueueConfig vacuumInterval(Duration value) {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofHours(1)) > 0) {

@@ -1,10 +1,12 @@
 package dev.queue.postgres;
 
+import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
@@ -17,7 +19,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
- * vacuum holds the table, and no parallel workers.
+ * vacuum holds the table, no parallel workers, and a back-off while a transaction holds the vacuum horizon.
  */
 class HotTableVacuumTest {
 
@@ -89,6 +91,64 @@ class HotTableVacuumTest {
             }
             assertThat(vacuum.runOnce()).as("the table is free again and still holds the dead rows").isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+        }
+    }
+
+    @Test
+    void backsOffWhileATransactionHoldsTheHorizonAndResumesWhenItEnds() throws Exception {
+        // A round every 50 ms: sixty in three seconds, where the usual 2 s cadence would see a minute's worth in two.
+        try (CapturedLog log = CapturedLog.start();
+             Connection holder = PostgresTestServer.dataSource().getConnection();
+             Statement holding = holder.createStatement()) {
+            holder.setAutoCommit(false);
+            holding.execute("SET application_name = 'horizon-holder'");
+            int holderPid;
+            try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
+                row.next();
+                holderPid = row.getInt(1);
+            }
+            makeDeadRows(8_000);
+            try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofMillis(50), 5_000, db.schema)) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> vacuum.vacuumsRun() >= 1);
+                await().atMost(Duration.ofSeconds(5)).until(() -> !log.linesContaining("holds the vacuum horizon").isEmpty());
+                await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+                        .until(() -> vacuum.vacuumsRun() == 1);
+                assertThat(log.linesContaining("holds the vacuum horizon"))
+                        .as("one warning naming the session that holds the horizon")
+                        .singleElement().asString()
+                        .contains("session pid " + holderPid, "horizon-holder", "idle in transaction", "transaction open for",
+                                "last query started at", db.schema);
+                assertThat(deadTuples()).isGreaterThanOrEqualTo(5_000);
+
+                holder.rollback();
+                await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+                assertThat(vacuum.vacuumsRun()).as("vacuums: the one that removed nothing, then the one after the horizon moved")
+                        .isEqualTo(2);
+                assertThat(log.linesContaining("back to its usual cadence")).hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void triesAgainAfterItsPauseWhenTheHorizonStays() throws Exception {
+        long[] now = {0};
+        try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
+            holder.setAutoCommit(false);
+            holding.executeQuery("SELECT txid_current()").close();
+            makeDeadRows(8_000);
+            try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofHours(1), 5_000, db.schema, () -> now[0])) {
+                assertThat(vacuum.runOnce()).as("the first vacuum, which removes nothing").isTrue();
+                assertThat(vacuum.runOnce()).as("the horizon did not move").isFalse();
+                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos() - 1;
+                assertThat(vacuum.runOnce()).as("just before the pause ends").isFalse();
+                now[0] += 1;
+                assertThat(vacuum.runOnce()).as("the pause ended").isTrue();
+                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos();
+                assertThat(vacuum.runOnce()).as("the pause doubled").isFalse();
+                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos();
+                assertThat(vacuum.runOnce()).isTrue();
+            }
+            holder.rollback();
         }
     }
 

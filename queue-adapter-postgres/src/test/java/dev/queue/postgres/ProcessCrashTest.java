@@ -98,8 +98,13 @@ class ProcessCrashTest {
 
             Set<Long> handledAnywhere = new HashSet<>(handledByChild);
             handledAnywhere.addAll(handledHereAttempt.keySet());
-            assertThat(published.stream().filter(id -> !handledAnywhere.contains(id)).limit(20))
-                    .as("published but never handled (the first 20)").isEmpty();
+            List<Long> neverHandled = published.stream().filter(id -> !handledAnywhere.contains(id)).sorted().limit(20).toList();
+            assertThat(neverHandled)
+                    .as("published but never handled (the first 20); topic stats %s; dead letters among them %s; the worker's other output %s",
+                            ns.stats().topic(TOPIC), neverHandled.isEmpty() ? List.of() : StoreFixture.firstColumn(PostgresTestServer.dataSource(),
+                                    "SELECT id FROM \"" + schema + "\".dead_letters WHERE id IN (" + neverHandled.stream().map(String::valueOf)
+                                            .collect(java.util.stream.Collectors.joining(",")) + ")"), childOutput)
+                    .isEmpty();
             for (long held : runningAtKill) {
                 assertThat(handledHereAttempt.get(held)).as("attempt of message %d here, held by the killed process", held)
                         .isNotNull().isGreaterThanOrEqualTo(2);
