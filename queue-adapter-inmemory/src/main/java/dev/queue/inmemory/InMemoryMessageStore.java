@@ -32,6 +32,7 @@ import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.time.SystemClock;
+import dev.queue.domain.rules.Lifecycle;
 import dev.queue.inmemory.InMemoryWakeUps.TopicKey;
 
 import java.time.Duration;
@@ -407,10 +408,6 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             Instant now = now(command.now());
             stopRunning(msg);
             msg.lastError = command.error();
-            if (msg.attempts >= msg.maxAttempts) {
-                bury(msg, now);
-                return Outcome.DEAD_LETTERED;
-            }
             Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
             msg.runAt = micros(now.plus(delay));
             msg.topic.addPending(msg);
@@ -506,7 +503,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             }
             for (Msg msg : expired) {
                 stopRunning(msg);
-                if (msg.attempts < msg.maxAttempts) {
+                if (Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts)) {
                     msg.lastError = LEASE_EXPIRED;
                     msg.runAt = now;
                     msg.topic.addPending(msg);

@@ -1,5 +1,6 @@
 package dev.queue.domain.engine;
 
+import dev.queue.api.Backoff;
 import dev.queue.api.DeadLetters;
 import dev.queue.api.Delivery;
 import dev.queue.api.InvalidInputException;
@@ -25,9 +26,10 @@ import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
+import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RetryCommand;
-import dev.queue.domain.rules.BackoffSchedule;
 import dev.queue.domain.rules.InputRules;
+import dev.queue.domain.rules.Lifecycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -145,17 +147,9 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome ack(Delivery delivery) {
         requireDelivery(delivery);
-        return calls.call(() -> complete(delivery));
+        return calls.call(() -> settle(delivery, new Lifecycle.Succeeded(), engine.options().backoffFor(delivery.topic())));
     }
 
-    /** Completes a delivery; the subscriber runtime's path, open while the queue closes. */
-    Outcome complete(Delivery delivery) {
-        if (!isOurs(delivery)) {
-            return Outcome.LEASE_LOST;
-        }
-        Set<Long> done = store.completeIfLeased(new CompleteCommand(name, List.of(leaseOf(delivery)), engine.commandTime()));
-        return done.contains(delivery.id().value()) ? Outcome.ACKED : Outcome.LEASE_LOST;
-    }
 
     @Override
     public Map<MessageId, Outcome> ackAll(Collection<Delivery> deliveries) {
@@ -191,37 +185,49 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome nack(Delivery delivery, String error) {
         requireDelivery(delivery);
-        Duration delay = BackoffSchedule.delayAfter(engine.options().backoffFor(delivery.topic()), delivery.attempt(),
-                ThreadLocalRandom.current()::nextDouble);
-        return calls.call(() -> retry(delivery, error, delay));
+        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, null), engine.options().backoffFor(delivery.topic())));
     }
 
     @Override
     public Outcome nack(Delivery delivery, String error, Duration delay) {
         requireDelivery(delivery);
         rules.delay("delay", delay);
-        return calls.call(() -> retry(delivery, error, delay));
-    }
-
-    Outcome retry(Delivery delivery, String error, Duration delay) {
-        if (!isOurs(delivery)) {
-            return Outcome.LEASE_LOST;
-        }
-        return store.retryIfLeased(new RetryCommand(name, leaseOf(delivery), delay, InputRules.errorText(error), engine.commandTime()));
+        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, delay), engine.options().backoffFor(delivery.topic())));
     }
 
     @Override
     public Outcome fail(Delivery delivery, String error) {
         requireDelivery(delivery);
-        return calls.call(() -> bury(delivery, error));
+        return calls.call(() -> settle(delivery, new Lifecycle.DeadLetterAsked(error), engine.options().backoffFor(delivery.topic())));
     }
 
-    /** Dead-letters a delivery; the subscriber runtime's path, open while the queue closes. */
-    Outcome bury(Delivery delivery, String error) {
+    private Outcome settle(Delivery delivery, Lifecycle.Result result, Backoff backoff) {
+        return carryOut(delivery, Lifecycle.decide(result, delivery.attempt(), delivery.maxAttempts(), backoff,
+                ThreadLocalRandom.current()::nextDouble));
+    }
+
+    /**
+     * Has the store carry out a decision under the delivery's lease; the subscriber runtime's path too, open while
+     * the queue closes. LEASE_LOST when the delivery is not held (any more) under that lease in this namespace.
+     */
+    Outcome carryOut(Delivery delivery, Lifecycle.Decision decision) {
         if (!isOurs(delivery)) {
             return Outcome.LEASE_LOST;
         }
-        return store.buryIfLeased(new BuryCommand(name, leaseOf(delivery), InputRules.errorText(error), engine.commandTime()));
+        LeaseRef lease = leaseOf(delivery);
+        Instant now = engine.commandTime();
+        if (decision instanceof Lifecycle.Complete) {
+            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, List.of(lease), now));
+            return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+        }
+        if (decision instanceof Lifecycle.Retry retry) {
+            return store.retryIfLeased(new RetryCommand(name, lease, retry.delay(), InputRules.errorText(retry.error()), now));
+        }
+        if (decision instanceof Lifecycle.DeadLetter deadLetter) {
+            return store.buryIfLeased(new BuryCommand(name, lease, InputRules.errorText(deadLetter.error()), now));
+        }
+        Set<Long> released = store.releaseIfLeased(new ReleaseCommand(name, List.of(lease), now));
+        return released.contains(lease.id()) ? Outcome.RELEASED : Outcome.LEASE_LOST;
     }
 
     @Override

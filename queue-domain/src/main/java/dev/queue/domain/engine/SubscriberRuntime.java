@@ -11,8 +11,8 @@ import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.WakeUps;
-import dev.queue.domain.rules.BackoffSchedule;
 import dev.queue.domain.rules.InputRules;
+import dev.queue.domain.rules.Lifecycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -371,7 +371,8 @@ final class SubscriberRuntime implements Subscription {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
                 String reason = "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage();
-                Outcome outcome = recordResult(delivery, "dead-lettering", () -> namespace.bury(delivery, reason)).outcome();
+                Outcome outcome = recordResult(delivery, "dead-lettering",
+                        () -> namespace.carryOut(delivery, new Lifecycle.DeadLetter(reason))).outcome();
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;
@@ -405,45 +406,38 @@ final class SubscriberRuntime implements Subscription {
 
     private void settle(Held entry, HandlerContext context, Throwable failure) {
         Delivery delivery = entry.delivery;
-        Recorded recorded;
-        String what;
+        Lifecycle.Result result;
         if (failure != null) {
-            Duration delay = BackoffSchedule.delayAfter(backoffFor(delivery), delivery.attempt(), ThreadLocalRandom.current()::nextDouble);
-            what = "failed attempt";
-            recorded = recordResult(delivery, what, () -> namespace.retry(delivery, describe(failure), delay));
-            Outcome outcome = recorded.outcome();
-            if (failure instanceof VirtualMachineError) {
-                log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
-                        delivery.topic(), delivery.namespace(), failure.getClass().getName(), delivery.attempt(), delivery.maxAttempts(),
-                        outcome, failure);
-            } else if (outcome == Outcome.DEAD_LETTERED) {
-                log.warn("message {} (topic {}, namespace {}) dead-lettered after {} attempts: {}", delivery.id(), delivery.topic(),
-                        delivery.namespace(), delivery.attempt(), describe(failure));
-            } else {
-                log.info("message {} (topic {}, namespace {}) failed attempt {} of {}, retry in {}: {}", delivery.id(), delivery.topic(),
-                        delivery.namespace(), delivery.attempt(), delivery.maxAttempts(), delay, describe(failure));
-            }
+            result = new Lifecycle.Failed(describe(failure));
         } else {
-            switch (context.intent()) {
-                case RETRY -> {
-                    what = "retry";
-                    recorded = recordResult(delivery, what, () -> namespace.retry(delivery, context.reason(), context.retryDelay()));
-                }
-                case FAIL -> {
-                    what = "dead-lettering";
-                    recorded = recordResult(delivery, what, () -> namespace.bury(delivery, context.reason()));
-                    log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
-                            delivery.namespace(), InputRules.errorText(context.reason()));
-                }
-                default -> {
-                    if (acks != null) {
-                        acks.submit(delivery, context.isCompletedInCallerTransaction());
-                        return;
-                    }
-                    what = "acknowledgement";
-                    recorded = recordResult(delivery, what, () -> namespace.complete(delivery));
-                }
-            }
+            result = switch (context.intent()) {
+                case RETRY -> new Lifecycle.RetryAsked(context.reason(), context.retryDelay());
+                case FAIL -> new Lifecycle.DeadLetterAsked(context.reason());
+                case ACK -> new Lifecycle.Succeeded();
+            };
+        }
+        Lifecycle.Decision decision = Lifecycle.decide(result, delivery.attempt(), delivery.maxAttempts(), backoffFor(delivery),
+                ThreadLocalRandom.current()::nextDouble);
+        if (decision instanceof Lifecycle.Complete && acks != null) {
+            acks.submit(delivery, context.isCompletedInCallerTransaction());
+            return;
+        }
+        String what = failure != null ? "failed attempt" : describe(decision);
+        Recorded recorded = recordResult(delivery, what, () -> namespace.carryOut(delivery, decision));
+        Outcome outcome = recorded.outcome();
+        if (failure instanceof VirtualMachineError) {
+            log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
+                    delivery.topic(), delivery.namespace(), failure.getClass().getName(), delivery.attempt(), delivery.maxAttempts(),
+                    outcome, failure);
+        } else if (failure != null && outcome == Outcome.DEAD_LETTERED) {
+            log.warn("message {} (topic {}, namespace {}) dead-lettered after {} attempts: {}", delivery.id(), delivery.topic(),
+                    delivery.namespace(), delivery.attempt(), describe(failure));
+        } else if (failure != null && decision instanceof Lifecycle.Retry retry) {
+            log.info("message {} (topic {}, namespace {}) failed attempt {} of {}, retry in {}: {}", delivery.id(), delivery.topic(),
+                    delivery.namespace(), delivery.attempt(), delivery.maxAttempts(), retry.delay(), describe(failure));
+        } else if (result instanceof Lifecycle.DeadLetterAsked) {
+            log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
+                    delivery.namespace(), InputRules.errorText(context.reason()));
         }
         if (recorded.outcome() == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
             if (recorded.retried()) {
@@ -500,6 +494,17 @@ final class SubscriberRuntime implements Subscription {
 
     private Backoff backoffFor(Delivery delivery) {
         return backoff != null ? backoff : engine.options().backoffFor(delivery.topic());
+    }
+
+    /** The decision's name in the log lines of a settle that failed. */
+    private static String describe(Lifecycle.Decision decision) {
+        if (decision instanceof Lifecycle.Retry) {
+            return "retry";
+        }
+        if (decision instanceof Lifecycle.DeadLetter) {
+            return "dead-lettering";
+        }
+        return decision instanceof Lifecycle.Release ? "release" : "acknowledgement";
     }
 
     private static String describe(Throwable failure) {

@@ -26,7 +26,7 @@ public interface MessageStore {
     /** The ids that were completed; missing ids had lost their lease. */
     Set<Long> completeIfLeased(CompleteCommand command);
 
-    /** RETRY_SCHEDULED, DEAD_LETTERED (attempts exhausted) or LEASE_LOST. */
+    /** RETRY_SCHEDULED or LEASE_LOST. */
     Outcome retryIfLeased(RetryCommand command);
 
     /** DEAD_LETTERED or LEASE_LOST. */
@@ -38,6 +38,10 @@ public interface MessageStore {
     /** The ids released back to pending. */
     Set<Long> releaseIfLeased(ReleaseCommand command);
 
+    /**
+     * Expired leases, oldest first, at most the command's limit: pending again, or a dead letter when the expired
+     * attempt was the last ({@link dev.queue.domain.rules.Lifecycle#attemptsLeft}, the rule every settle follows).
+     */
     RescueResult rescueExpiredLeases(RescueCommand command);
 
     List<DeadLetter> deadLetters(DeadLetterQuery query);
