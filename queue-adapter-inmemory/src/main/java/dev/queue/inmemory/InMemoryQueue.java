@@ -1,6 +1,7 @@
 package dev.queue.inmemory;
 
 import dev.queue.api.InvalidInputException;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.api.Namespace;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
@@ -95,7 +96,7 @@ public final class InMemoryQueue implements Queue {
      * Runs, on this thread, the handlers of every subscription for the messages due now, until nothing subscribed
      * is due; returns how many messages were handled. Only for queues made by {@link #withClock(ManualClock)}.
      *
-     * @throws IllegalStateException when subscribers run on their own threads
+     * @throws UnsupportedCapabilityException when subscribers run on their own threads
      */
     public int runDue() {
         return engine.runDue();
@@ -121,11 +122,12 @@ public final class InMemoryQueue implements Queue {
     /**
      * The manual clock the queue was made with.
      *
-     * @throws IllegalStateException when the queue runs on the machine's clock
+     * @throws UnsupportedCapabilityException when the queue runs on the machine's clock
      */
     public ManualClock clock() {
         if (manualClock == null) {
-            throw new IllegalStateException("this queue runs on the machine's clock; make it with InMemoryQueue.withClock(...) or threaded(...) to control time");
+            throw new UnsupportedCapabilityException("clock()", "it runs on the machine's clock; make it with InMemoryQueue.withClock(...) "
+                    + "or threaded(...) to control time");
         }
         return manualClock;
     }

@@ -9,6 +9,7 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.domain.time.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -166,11 +167,11 @@ class InMemoryQueueTest {
     @Test
     void runDueNeedsManualDispatchAndClockNeedsAManualClock() {
         queue = InMemoryQueue.threaded(clock, QueueOptions.defaults());
-        assertThatThrownBy(queue::runDue).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(queue::runDue).isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("manualDispatch");
         assertThat(queue.clock()).isSameAs(clock);
 
         try (InMemoryQueue system = InMemoryQueue.create()) {
-            assertThatThrownBy(system::clock).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(system::clock).isInstanceOf(UnsupportedCapabilityException.class).hasMessageContaining("machine's clock");
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
-import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * Collects the acknowledgements of many handlers and completes them in one store call, when {@code maxBatch}
@@ -40,7 +40,7 @@ final class AckBatcher {
     static final long MAX_RETRY_PAUSE_MILLIS = 2_000;
 
     private final String namespace;
-    private final QueueEngine engine;
+    private final Function<List<LeaseRef>, Set<Long>> complete;
     private final int maxBatch;
     private final Duration maxDelay;
     private final int maxUnrecorded;
@@ -65,15 +65,16 @@ final class AckBatcher {
     private enum FlushResult { DONE, RETRY }
 
     /**
+     * @param complete      records acknowledgements of the namespace in one store call: the ids completed
      * @param maxUnrecorded how many acknowledgements may wait unrecorded before {@link #behind()} says so
      * @param retryFor      how long after its arrival an acknowledgement is retried when store calls fail
      * @param afterFlush    run on the flusher thread after acknowledgements leave it (recorded or given up), so a
      *                      paused subscriber can look again
      */
-    AckBatcher(String namespace, QueueEngine engine, int maxBatch, Duration maxDelay, int maxUnrecorded, Duration retryFor,
+    AckBatcher(String namespace, Function<List<LeaseRef>, Set<Long>> complete, int maxBatch, Duration maxDelay, int maxUnrecorded, Duration retryFor,
                Runnable afterFlush, String threadName) {
         this.namespace = namespace;
-        this.engine = engine;
+        this.complete = complete;
         this.maxBatch = maxBatch;
         this.maxDelay = maxDelay;
         this.maxUnrecorded = maxUnrecorded;
@@ -222,7 +223,7 @@ final class AckBatcher {
         }
         Set<Long> done;
         try {
-            done = engine.store().completeIfLeased(new CompleteCommand(namespace, leases, engine.commandTime()));
+            done = complete.apply(leases);
         } catch (RuntimeException e) {
             if (mayRetry) {
                 boolean firstFailure = batch.stream().noneMatch(Pending::retried);

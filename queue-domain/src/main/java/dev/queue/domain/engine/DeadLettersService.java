@@ -6,6 +6,7 @@ import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
 import dev.queue.api.Page;
 import dev.queue.domain.port.DeadLetterQuery;
+import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
 import dev.queue.domain.rules.InputRules;
@@ -17,11 +18,17 @@ import java.util.Optional;
 final class DeadLettersService implements DeadLetters {
 
     private final String namespace;
-    private final QueueEngine engine;
+    private final MessageStore store;
+    private final InputRules rules;
+    private final CallGate calls;
+    private final StoreTime time;
 
-    DeadLettersService(String namespace, QueueEngine engine) {
+    DeadLettersService(String namespace, MessageStore store, InputRules rules, CallGate calls, StoreTime time) {
         this.namespace = namespace;
-        this.engine = engine;
+        this.store = store;
+        this.rules = rules;
+        this.calls = calls;
+        this.time = time;
     }
 
     @Override
@@ -31,7 +38,7 @@ final class DeadLettersService implements DeadLetters {
 
     @Override
     public List<DeadLetter> list(String topic, Page page) {
-        engine.rules().topic(topic);
+        rules.topic(topic);
         return query(topic, page);
     }
 
@@ -43,39 +50,39 @@ final class DeadLettersService implements DeadLetters {
             throw new InvalidInputException("page limit", page.limit(), "1 to " + InputRules.MAX_PULL_LIMIT);
         }
         long after = page.after() == null ? 0L : page.after().value();
-        return engine.calls().call(() -> engine.store().deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit())));
+        return calls.call(() -> store.deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit())));
     }
 
     @Override
     public Optional<DeadLetter> get(MessageId id) {
-        return engine.calls().call(() -> engine.store().deadLetter(namespace, requireId(id)));
+        return calls.call(() -> store.deadLetter(namespace, requireId(id)));
     }
 
     @Override
     public boolean redrive(MessageId id) {
-        return engine.calls().call(() -> engine.store().redrive(new RedriveCommand(namespace, requireId(id), null, engine.commandTime())) > 0);
+        return calls.call(() -> store.redrive(new RedriveCommand(namespace, requireId(id), null, time.forCommand())) > 0);
     }
 
     @Override
     public int redriveAll(String topic) {
-        engine.rules().topic(topic);
-        return engine.calls().call(() -> engine.store().redrive(new RedriveCommand(namespace, null, topic, engine.commandTime())));
+        rules.topic(topic);
+        return calls.call(() -> store.redrive(new RedriveCommand(namespace, null, topic, time.forCommand())));
     }
 
     @Override
     public boolean purge(MessageId id) {
-        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0);
+        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0);
     }
 
     @Override
     public int purgeAll(String topic) {
-        engine.rules().topic(topic);
-        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, topic)));
+        rules.topic(topic);
+        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, null, topic)));
     }
 
     @Override
     public int purgeAll() {
-        return engine.calls().call(() -> engine.store().purgeDeadLetters(new PurgeCommand(namespace, null, null)));
+        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, null, null)));
     }
 
     private static long requireId(MessageId id) {

@@ -11,6 +11,7 @@ import dev.queue.api.Namespace;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.PayloadCodec;
+import dev.queue.api.QueueOptions;
 import dev.queue.api.PublishResult;
 import dev.queue.api.Pull;
 import dev.queue.api.Schedules;
@@ -52,24 +53,32 @@ final class NamespaceService implements Namespace {
     private static final int RESCUE_BATCH = 1000;
 
     private final String name;
-    private final QueueEngine engine;
     private final MessageStore store;
     private final InputRules rules;
+    private final CallGate calls;
+    private final QueueOptions options;
+    private final StoreTime time;
+    private final MessageMapping mapping;
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
-    private final CallGate calls;
+    private final SubscriberRuntime.Environment subscriberEnvironment;
     /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
-    NamespaceService(String name, QueueEngine engine) {
+    NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, StoreTime time,
+                     MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
+                     SubscriberRuntime.Environment subscriberEnvironment) {
         this.name = name;
-        this.engine = engine;
-        this.store = engine.store();
-        this.rules = engine.rules();
-        this.calls = engine.calls();
-        this.deadLetters = new DeadLettersService(name, engine);
-        this.schedules = new SchedulesService(name, engine);
+        this.store = store;
+        this.rules = rules;
+        this.calls = calls;
+        this.options = options;
+        this.time = time;
+        this.mapping = mapping;
+        this.deadLetters = deadLetters;
+        this.schedules = schedules;
+        this.subscriberEnvironment = subscriberEnvironment;
     }
 
     @Override
@@ -90,11 +99,11 @@ final class NamespaceService implements Namespace {
     @Override
     public List<PublishResult> publishAll(List<Message> messages) {
         return calls.call(() -> {
-            PublishCommand command = engine.preparePublish(name, messages);
+            PublishCommand command = mapping.preparePublish(name, messages);
             if (command.messages().isEmpty()) {
                 return List.of();
             }
-            return QueueEngine.toResults(command, store.publish(command));
+            return MessageMapping.toResults(command, store.publish(command));
         });
     }
 
@@ -116,10 +125,10 @@ final class NamespaceService implements Namespace {
 
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease) {
         long token = newLeaseToken();
-        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(name, topics, worker, limit, lease, token, engine.commandTime()));
+        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(name, topics, worker, limit, lease, token, time.forCommand()));
         List<Delivery> deliveries = new ArrayList<>(claimed.size());
         for (ClaimedMessage message : claimed) {
-            deliveries.add(engine.toDelivery(message));
+            deliveries.add(mapping.toDelivery(message));
         }
         return deliveries;
     }
@@ -128,8 +137,8 @@ final class NamespaceService implements Namespace {
     void rescueIfDue() {
         long nowNanos = System.nanoTime();
         long last = lastRescueNanos.get();
-        Duration sweep = engine.options().sweepInterval();
-        Instant clockNow = engine.clock().now();
+        Duration sweep = options.sweepInterval();
+        Instant clockNow = time.clock().now();
         Instant lastClock = lastRescueClock;
         boolean wallDue = last == Long.MIN_VALUE || nowNanos - last >= sweep.toNanos();
         boolean clockDue = lastClock == null || !clockNow.isBefore(lastClock.plus(sweep));
@@ -137,7 +146,7 @@ final class NamespaceService implements Namespace {
             return;
         }
         lastRescueClock = clockNow;
-        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, RESCUE_BATCH, engine.commandTime()));
+        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, RESCUE_BATCH, time.forCommand()));
         if (result.total() > 0) {
             log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
                     name, result.requeued(), result.deadLettered());
@@ -147,7 +156,7 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome ack(Delivery delivery) {
         requireDelivery(delivery);
-        return calls.call(() -> settle(delivery, new Lifecycle.Succeeded(), engine.options().backoffFor(delivery.topic())));
+        return calls.call(() -> settle(delivery, new Lifecycle.Succeeded(), options.backoffFor(delivery.topic())));
     }
 
 
@@ -174,7 +183,7 @@ final class NamespaceService implements Namespace {
             }
         }
         if (!leases.isEmpty()) {
-            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, leases, engine.commandTime()));
+            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, leases, time.forCommand()));
             for (Long id : done) {
                 outcomes.put(MessageId.of(id), Outcome.ACKED);
             }
@@ -185,20 +194,20 @@ final class NamespaceService implements Namespace {
     @Override
     public Outcome nack(Delivery delivery, String error) {
         requireDelivery(delivery);
-        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, null), engine.options().backoffFor(delivery.topic())));
+        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, null), options.backoffFor(delivery.topic())));
     }
 
     @Override
     public Outcome nack(Delivery delivery, String error, Duration delay) {
         requireDelivery(delivery);
         rules.delay("delay", delay);
-        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, delay), engine.options().backoffFor(delivery.topic())));
+        return calls.call(() -> settle(delivery, new Lifecycle.RetryAsked(error, delay), options.backoffFor(delivery.topic())));
     }
 
     @Override
     public Outcome fail(Delivery delivery, String error) {
         requireDelivery(delivery);
-        return calls.call(() -> settle(delivery, new Lifecycle.DeadLetterAsked(error), engine.options().backoffFor(delivery.topic())));
+        return calls.call(() -> settle(delivery, new Lifecycle.DeadLetterAsked(error), options.backoffFor(delivery.topic())));
     }
 
     private Outcome settle(Delivery delivery, Lifecycle.Result result, Backoff backoff) {
@@ -215,7 +224,7 @@ final class NamespaceService implements Namespace {
             return Outcome.LEASE_LOST;
         }
         LeaseRef lease = leaseOf(delivery);
-        Instant now = engine.commandTime();
+        Instant now = time.forCommand();
         if (decision instanceof Lifecycle.Complete) {
             Set<Long> done = store.completeIfLeased(new CompleteCommand(name, List.of(lease), now));
             return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
@@ -238,9 +247,29 @@ final class NamespaceService implements Namespace {
             return Outcome.LEASE_LOST;
         }
         return calls.call(() -> {
-            Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, engine.commandTime()));
+            Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, time.forCommand()));
             return extended.contains(delivery.id().value()) ? Outcome.EXTENDED : Outcome.LEASE_LOST;
         });
+    }
+
+    /** The leases of these running handlers extended by {@code lease}: the ids still held. The runtime's path. */
+    Set<Long> extendLeases(List<LeaseRef> leases, Duration lease) {
+        return store.extendIfLeased(new ExtendCommand(name, leases, lease, time.forCommand()));
+    }
+
+    /** Messages claimed but never started, given back: the ids released. The runtime's path. */
+    Set<Long> releaseLeases(List<LeaseRef> leases) {
+        return store.releaseIfLeased(new ReleaseCommand(name, leases, time.forCommand()));
+    }
+
+    /** Acknowledgements recorded in one call: the ids completed. The acknowledgement batcher's path. */
+    Set<Long> completeLeases(List<LeaseRef> leases) {
+        return store.completeIfLeased(new CompleteCommand(name, leases, time.forCommand()));
+    }
+
+    /** The earliest due time among pending messages of these topics not due yet, so an idle subscriber sleeps until then. */
+    Optional<Instant> nextDueAt(List<String> topics) {
+        return store.nextDueAt(name, topics, time.forCommand());
     }
 
     @Override
@@ -264,7 +293,7 @@ final class NamespaceService implements Namespace {
         if (subscriber.handler() == null) {
             throw new InvalidInputException("handler", null, "a handler");
         }
-        SubscriberRuntime runtime = new SubscriberRuntime(this, engine, subscriber, worker);
+        SubscriberRuntime runtime = new SubscriberRuntime(this, subscriberEnvironment, subscriber, worker);
         runtime.start();
         return runtime;
     }
@@ -294,11 +323,11 @@ final class NamespaceService implements Namespace {
 
     @Override
     public PayloadCodec codec() {
-        return engine.codec();
+        return mapping.codec();
     }
 
     private void requireDelivery(Delivery delivery) {
-        engine.ensureOpen();
+        calls.ensureOpen();
         if (delivery == null) {
             throw new InvalidInputException("delivery", null, "a delivery returned by pull or given to a handler");
         }

@@ -1,19 +1,15 @@
 package dev.queue.domain.engine;
 
-import dev.queue.api.Delivery;
 import dev.queue.api.InvalidInputException;
-import dev.queue.api.InvalidPayloadException;
 import dev.queue.api.Message;
-import dev.queue.api.MessageId;
 import dev.queue.api.Namespace;
 import dev.queue.api.PublishResult;
-import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.api.PayloadCodec;
 import dev.queue.api.Queue;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.api.QueueOptions;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.MessageStore;
@@ -23,20 +19,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.Map;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
- * The {@link Queue} every adapter hands out: the application services over the ports. Adapters build it with
- * their store, wake-ups and clock; it does validation, backoff, dead-lettering decisions and runs subscribers.
+ * The {@link Queue} every adapter hands out, and the composition root of the domain: it builds the collaborators
+ * from an adapter's ports, each given what it uses and nothing that leads back here. Adapters build it with their
+ * store, wake-ups and clock; the namespaces, subscriptions and schedule ticker it builds do the work.
  */
 public final class QueueEngine implements Queue {
 
@@ -44,36 +36,40 @@ public final class QueueEngine implements Queue {
 
     private final MessageStore store;
     private final WakeUps wakeUps;
-    private final Clock clock;
     private final QueueOptions options;
-    private final PayloadCodec codec;
-    private final boolean manualDispatch;
     private final Runnable onClose;
-    private final ScheduleStore scheduleStore;
-    private final ScheduleTicker ticker;
     private final InputRules rules;
-    private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
-    private final CopyOnWriteArrayList<SubscriberRuntime> runtimes = new CopyOnWriteArrayList<>();
-    private final AtomicBoolean closeStarted = new AtomicBoolean();
+    private final StoreTime time;
+    private final MessageMapping mapping;
+    private final Subscriptions subscriptions;
+    private final ScheduleFiring schedules;
+    private final ScheduleTicker ticker;
+    private final Runnable schedulesChanged;
     private final CallGate calls = new CallGate();
+    private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
+    private final AtomicBoolean closeStarted = new AtomicBoolean();
 
     private QueueEngine(Builder builder) {
         this.store = Objects.requireNonNull(builder.store, "store");
         this.wakeUps = Objects.requireNonNull(builder.wakeUps, "wakeUps");
-        this.clock = Objects.requireNonNull(builder.clock, "clock");
+        Clock clock = Objects.requireNonNull(builder.clock, "clock");
         this.options = builder.options;
-        this.codec = Objects.requireNonNull(builder.codec, "codec");
-        this.manualDispatch = builder.manualDispatch;
+        PayloadCodec codec = Objects.requireNonNull(builder.codec, "codec");
         this.onClose = builder.onClose;
         checkOptions(options);
         this.rules = new InputRules(options);
-        this.scheduleStore = builder.scheduleStore;
+        this.time = new StoreTime(clock);
+        this.mapping = new MessageMapping(rules, codec, options, time);
+        this.subscriptions = new Subscriptions(builder.manualDispatch);
+        this.schedules = new ScheduleFiring(builder.scheduleStore, time);
         Duration tick = options.scheduleTickInterval();
-        if (scheduleStore != null && !manualDispatch && !tick.isZero()) {
-            ticker = new ScheduleTicker(this, tick);
+        if (schedules.available() && !builder.manualDispatch && !tick.isZero()) {
+            ticker = new ScheduleTicker(schedules, clock, tick);
             ticker.start();
+            schedulesChanged = ticker::wake;
         } else {
             ticker = null;
+            schedulesChanged = () -> { };
         }
     }
 
@@ -100,9 +96,16 @@ public final class QueueEngine implements Queue {
 
     @Override
     public Namespace namespace(String name) {
-        ensureOpen();
+        calls.ensureOpen();
         rules.namespace(name);
-        return namespaces.computeIfAbsent(name, n -> new NamespaceService(n, this));
+        return namespaces.computeIfAbsent(name, this::newNamespace);
+    }
+
+    private NamespaceService newNamespace(String name) {
+        DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time);
+        SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time.clock(), mapping, schedulesChanged);
+        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time.clock(), options, subscriptions);
+        return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment);
     }
 
     @Override
@@ -116,18 +119,19 @@ public final class QueueEngine implements Queue {
      * messages were handled.
      */
     public int runDue() {
-        ensureOpen();
-        if (!manualDispatch) {
-            throw new IllegalStateException("runDue() needs a queue built with manualDispatch(true); this one runs subscribers on their own threads");
+        calls.ensureOpen();
+        if (!subscriptions.manualDispatch()) {
+            throw new UnsupportedCapabilityException("runDue()", "it needs a queue built with manualDispatch(true); this one runs "
+                    + "subscribers on their own threads");
         }
         int handled = 0;
-        if (scheduleStore != null) {
-            SchedulesService.fireDue(this, null);
+        if (schedules.available()) {
+            schedules.fireDue(null);
         }
         boolean progress = true;
         while (progress) {
             progress = false;
-            for (SubscriberRuntime runtime : runtimes) {
+            for (SubscriberRuntime runtime : subscriptions.snapshot()) {
                 int n = runtime.drainDue();
                 handled += n;
                 progress |= n > 0;
@@ -142,78 +146,12 @@ public final class QueueEngine implements Queue {
      * Public so adapters can publish on a caller's transaction with the same rules.
      */
     public PublishCommand preparePublish(String namespace, List<Message> messages) {
-        rules.namespace(namespace);
-        rules.publishBatch(messages);
-        List<NewMessage> prepared = new ArrayList<>(messages.size());
-        for (int index = 0; index < messages.size(); index++) {
-            prepared.add(prepare(namespace, messages.get(index)));
-        }
-        return new PublishCommand(List.copyOf(prepared), commandTime());
-    }
-
-    private NewMessage prepare(String namespace, Message message) {
-        if (message == null) {
-            throw new InvalidInputException("message", null, "a Message, for example Message.to(\"topic\").payload(...)");
-        }
-        rules.topic(message.topic());
-        String json;
-        if (message.payloadIsJson()) {
-            json = (String) message.payload();
-        } else {
-            try {
-                json = codec.encode(message.payload());
-            } catch (RuntimeException e) {
-                throw new InvalidPayloadException(message.payload() == null ? null : message.payload().getClass().getName(),
-                        "an object the codec can write as JSON (" + e.getMessage() + ")");
-            }
-        }
-        rules.payloadJson(json);
-        rules.headers(message.headers());
-        int priority = message.priority() != null ? message.priority() : Message.DEFAULT_PRIORITY;
-        rules.priority(priority);
-        int maxAttempts = message.maxAttempts() != null ? message.maxAttempts() : options.defaultMaxAttempts();
-        rules.maxAttempts(maxAttempts);
-        rules.uniqueKey(message.uniqueKey());
-        Duration delay = Duration.ZERO;
-        if (message.delay() != null) {
-            rules.delay("delay", message.delay());
-            delay = message.delay();
-        }
-        Instant runAt = message.runAt();
-        if (runAt != null) {
-            rules.runAt(runAt);
-            runAt = runAt.truncatedTo(ChronoUnit.MICROS);
-        }
-        delay = Duration.ofNanos(delay.toNanos() / 1000 * 1000);
-        return new NewMessage(namespace, message.topic(), json, Map.copyOf(message.headers()), priority, maxAttempts,
-                message.uniqueKey(), runAt, delay);
+        return mapping.preparePublish(namespace, messages);
     }
 
     /** Pairs what the store did with what was asked, in order. */
     public static List<PublishResult> toResults(PublishCommand command, List<StoredOutcome> stored) {
-        if (stored.size() != command.messages().size()) {
-            throw new IllegalStateException("the store answered " + stored.size() + " outcomes for " + command.messages().size() + " messages");
-        }
-        List<PublishResult> results = new ArrayList<>(stored.size());
-        for (int i = 0; i < stored.size(); i++) {
-            StoredOutcome outcome = stored.get(i);
-            MessageId id = MessageId.of(outcome.id());
-            results.add(outcome.duplicate()
-                    ? new PublishResult.Duplicate(id, command.messages().get(i).uniqueKey())
-                    : new PublishResult.Published(id));
-        }
-        return results;
-    }
-
-    /** The API's view of a claimed message. */
-    public Delivery toDelivery(ClaimedMessage m) {
-        return new Delivery(MessageId.of(m.id()), m.namespace(), m.topic(), m.json(), m.headers(), m.priority(), m.attempt(),
-                m.maxAttempts(), m.leaseToken(), m.worker(), m.leaseUntil(), m.publishedAt(), codec);
-    }
-
-    /** The time store commands carry: the clock's when it is authoritative, else null (the store decides). */
-    Instant commandTime() {
-        return clock.isAuthoritative() ? clock.now() : null;
+        return MessageMapping.toResults(command, stored);
     }
 
     public boolean isClosed() {
@@ -244,65 +182,10 @@ public final class QueueEngine implements Queue {
         if (ticker != null) {
             ticker.stop();
         }
-        List<SubscriberRuntime> toClose = new ArrayList<>(runtimes);
-        toClose.forEach(SubscriberRuntime::close);
+        subscriptions.snapshot().forEach(SubscriberRuntime::close);
         if (onClose != null) {
             onClose.run();
         }
-    }
-
-    void ensureOpen() {
-        calls.ensureOpen();
-    }
-
-    CallGate calls() {
-        return calls;
-    }
-
-    MessageStore store() {
-        return store;
-    }
-
-    WakeUps wakeUps() {
-        return wakeUps;
-    }
-
-    Clock clock() {
-        return clock;
-    }
-
-    PayloadCodec codec() {
-        return codec;
-    }
-
-    /** The schedule store; fails clearly for an adapter built without one. */
-    ScheduleStore scheduleStore() {
-        if (scheduleStore == null) {
-            throw new UnsupportedOperationException("this queue was built without a schedule store");
-        }
-        return scheduleStore;
-    }
-
-    void schedulesChanged() {
-        if (ticker != null) {
-            ticker.wake();
-        }
-    }
-
-    InputRules rules() {
-        return rules;
-    }
-
-    boolean manualDispatch() {
-        return manualDispatch;
-    }
-
-    void register(SubscriberRuntime runtime) {
-        runtimes.add(runtime);
-    }
-
-    void unregister(SubscriberRuntime runtime) {
-        runtimes.remove(runtime);
     }
 
     /** Assembles an engine from an adapter's parts. */

@@ -1,5 +1,6 @@
 package dev.queue.domain.engine;
 
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FiredMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,22 +18,24 @@ final class ScheduleTicker {
 
     private static final Logger log = LoggerFactory.getLogger(ScheduleTicker.class);
 
-    private final QueueEngine engine;
+    private final ScheduleFiring firing;
+    private final Clock clock;
     private final Duration interval;
     private final WakeSignal signal = new WakeSignal();
     private volatile boolean stopped;
     private final Thread thread;
     private AutoCloseable clockRegistration;
 
-    ScheduleTicker(QueueEngine engine, Duration interval) {
-        this.engine = engine;
+    ScheduleTicker(ScheduleFiring firing, Clock clock, Duration interval) {
+        this.firing = firing;
+        this.clock = clock;
         this.interval = interval;
         this.thread = new Thread(this::run, "queue-schedule-ticker");
         this.thread.setDaemon(true);
     }
 
     void start() {
-        clockRegistration = engine.clock().onAdvance(this::wake);
+        clockRegistration = clock.onAdvance(this::wake);
         thread.start();
     }
 
@@ -41,14 +44,14 @@ final class ScheduleTicker {
         while (!stopped) {
             Duration wait = interval;
             try {
-                for (FiredMessage m : SchedulesService.fireDue(engine, null)) {
+                for (FiredMessage m : firing.fireDue(null)) {
                     log.debug("schedule {} (namespace {}) fired for {} as message {}; next run {}", m.name(), m.namespace(), m.dueAt(),
                             m.messageId(), m.nextRunAt());
                 }
                 failures = 0;
-                Optional<Instant> next = engine.scheduleStore().nextScheduleRunAt(null);
+                Optional<Instant> next = firing.store().nextScheduleRunAt(null);
                 if (next.isPresent()) {
-                    Duration untilDue = Duration.between(engine.clock().now(), next.get());
+                    Duration untilDue = Duration.between(clock.now(), next.get());
                     if (untilDue.compareTo(wait) < 0) {
                         wait = untilDue.isNegative() ? Duration.ZERO : untilDue;
                     }

@@ -10,7 +10,7 @@ import dev.queue.api.ScheduleChange;
 import dev.queue.api.ScheduleInfo;
 import dev.queue.api.ScheduleNotFoundException;
 import dev.queue.api.Schedules;
-import dev.queue.domain.port.FireCommand;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FiredMessage;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.ScheduleRecord;
@@ -30,34 +30,43 @@ import java.util.Optional;
 /** The schedules of one namespace: validation and the create/update rules over the schedule store. */
 final class SchedulesService implements Schedules {
 
-    static final int FIRE_BATCH = 500;
-    private static final SchedulePlanner PLANNER = new SchedulePlanner();
-
     private final String namespace;
-    private final QueueEngine engine;
+    private final ScheduleFiring firing;
+    private final InputRules rules;
+    private final CallGate calls;
+    private final Clock clock;
+    private final MessageMapping mapping;
+    private final Runnable schedulesChanged;
 
-    SchedulesService(String namespace, QueueEngine engine) {
+    /** @param schedulesChanged run after a change, so the ticker looks at the next due time again */
+    SchedulesService(String namespace, ScheduleFiring firing, InputRules rules, CallGate calls, Clock clock, MessageMapping mapping,
+                     Runnable schedulesChanged) {
         this.namespace = namespace;
-        this.engine = engine;
+        this.firing = firing;
+        this.rules = rules;
+        this.calls = calls;
+        this.clock = clock;
+        this.mapping = mapping;
+        this.schedulesChanged = schedulesChanged;
     }
 
     /** Called inside the queue's call gate, which has already refused a closed queue. */
     private ScheduleStore store() {
-        return engine.scheduleStore();
+        return firing.store();
     }
 
     @Override
     public ScheduleChange create(Schedule schedule) {
-        return engine.calls().call(() -> createNow(schedule));
+        return calls.call(() -> createNow(schedule));
     }
 
     private ScheduleChange createNow(Schedule schedule) {
         ScheduleStore store = store();
-        Instant now = engine.clock().now();
+        Instant now = clock.now();
         ScheduleRecord wanted = toRecord(schedule, now);
         for (int attempt = 0; attempt < 3; attempt++) {
             if (store.insertSchedule(wanted)) {
-                engine.schedulesChanged();
+                schedulesChanged.run();
                 return ScheduleChange.CREATED;
             }
             Optional<ScheduleRecord> existing = store.findSchedule(namespace, wanted.name());
@@ -66,7 +75,7 @@ final class SchedulesService implements Schedules {
                     return ScheduleChange.UNCHANGED;
                 }
                 if (store.replaceSchedule(replacing(existing.get(), wanted, now))) {
-                    engine.schedulesChanged();
+                    schedulesChanged.run();
                     return ScheduleChange.UPDATED;
                 }
             }
@@ -76,18 +85,18 @@ final class SchedulesService implements Schedules {
 
     @Override
     public void update(Schedule schedule) {
-        engine.calls().run(() -> updateNow(schedule));
+        calls.run(() -> updateNow(schedule));
     }
 
     private void updateNow(Schedule schedule) {
         ScheduleStore store = store();
-        Instant now = engine.clock().now();
+        Instant now = clock.now();
         ScheduleRecord wanted = toRecord(schedule, now);
         ScheduleRecord existing = existing(wanted.name());
         if (!store.replaceSchedule(replacing(existing, wanted, now))) {
             throw new ScheduleNotFoundException(namespace, wanted.name());
         }
-        engine.schedulesChanged();
+        schedulesChanged.run();
     }
 
     /** The wanted definition with the existing identity and pause state; the next run computed anew. */
@@ -98,19 +107,19 @@ final class SchedulesService implements Schedules {
 
     @Override
     public boolean delete(String name) {
-        engine.rules().topic("schedule name", name);
-        return engine.calls().call(() -> store().deleteSchedule(namespace, name));
+        rules.topic("schedule name", name);
+        return calls.call(() -> store().deleteSchedule(namespace, name));
     }
 
     @Override
     public Optional<ScheduleInfo> get(String name) {
-        engine.rules().topic("schedule name", name);
-        return engine.calls().call(() -> store().findSchedule(namespace, name).map(SchedulesService::info));
+        rules.topic("schedule name", name);
+        return calls.call(() -> store().findSchedule(namespace, name).map(SchedulesService::info));
     }
 
     @Override
     public List<ScheduleInfo> list() {
-        return engine.calls().call(() -> {
+        return calls.call(() -> {
             List<ScheduleInfo> infos = new ArrayList<>();
             for (ScheduleRecord record : store().listSchedules(namespace)) {
                 infos.add(info(record));
@@ -121,9 +130,9 @@ final class SchedulesService implements Schedules {
 
     @Override
     public void pause(String name) {
-        engine.calls().run(() -> {
+        calls.run(() -> {
             ScheduleRecord s = existing(name);
-            Instant now = engine.clock().now();
+            Instant now = clock.now();
             if (!s.paused() && !store().setPaused(namespace, name, true, null, now)) {
                 throw new ScheduleNotFoundException(namespace, name);
             }
@@ -132,47 +141,35 @@ final class SchedulesService implements Schedules {
 
     @Override
     public void resume(String name) {
-        engine.calls().run(() -> {
+        calls.run(() -> {
             ScheduleRecord s = existing(name);
-            Instant now = engine.clock().now();
+            Instant now = clock.now();
             if (s.paused()) {
                 if (!store().setPaused(namespace, name, false, SchedulePlanner.nextRunAfter(s, now), now)) {
                     throw new ScheduleNotFoundException(namespace, name);
                 }
-                engine.schedulesChanged();
+                schedulesChanged.run();
             }
         });
     }
 
     @Override
     public List<FiredSchedule> tick() {
-        return engine.calls().call(() -> {
+        return calls.call(() -> {
             List<FiredSchedule> fired = new ArrayList<>();
-            for (FiredMessage m : fireDue(engine, namespace)) {
+            for (FiredMessage m : firing.fireDue(namespace)) {
                 fired.add(new FiredSchedule(m.name(), m.dueAt(), MessageId.of(m.messageId()), m.nextRunAt()));
             }
             return fired;
         });
     }
 
-    /** Fires every due schedule of a namespace (of all when null), batch after batch until none is left. */
-    static List<FiredMessage> fireDue(QueueEngine engine, String namespace) {
-        List<FiredMessage> fired = new ArrayList<>();
-        List<FiredMessage> batch;
-        do {
-            batch = engine.scheduleStore().fireDueSchedules(new FireCommand(namespace, FIRE_BATCH, engine.commandTime(), PLANNER));
-            fired.addAll(batch);
-        } while (batch.size() >= FIRE_BATCH);
-        return fired;
-    }
-
     private ScheduleRecord existing(String name) {
-        engine.rules().topic("schedule name", name);
+        rules.topic("schedule name", name);
         return store().findSchedule(namespace, name).orElseThrow(() -> new ScheduleNotFoundException(namespace, name));
     }
 
     private ScheduleRecord toRecord(Schedule schedule, Instant now) {
-        InputRules rules = engine.rules();
         if (schedule == null) {
             throw new InvalidInputException("schedule", null, "a Schedule, for example Schedule.cron(\"cleanup\", \"*/5 * * * *\")");
         }
@@ -227,7 +224,7 @@ final class SchedulesService implements Schedules {
         if (schedule.cron() != null) {
             DueTimes.cron(schedule.cron(), zone, schedule.startAt(), schedule.endAt());
         }
-        NewMessage prepared = engine.preparePublish(namespace, List.of(message)).messages().get(0);
+        NewMessage prepared = mapping.preparePublish(namespace, List.of(message)).messages().get(0);
         ScheduleRecord record = new ScheduleRecord(namespace, schedule.name(), schedule.cron() == null ? null : schedule.cron().trim(),
                 schedule.interval() == null ? null : Duration.ofNanos(schedule.interval().toNanos() / 1000 * 1000), zoneId,
                 prepared.topic(), prepared.json(), prepared.headers(), prepared.priority(), prepared.maxAttempts(),

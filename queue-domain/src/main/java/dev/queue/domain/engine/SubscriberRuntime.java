@@ -4,12 +4,12 @@ import dev.queue.api.Backoff;
 import dev.queue.api.Delivery;
 import dev.queue.api.MessageHandler;
 import dev.queue.api.Outcome;
+import dev.queue.api.QueueOptions;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
-import dev.queue.domain.port.ExtendCommand;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.LeaseRef;
-import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
@@ -92,7 +92,9 @@ final class SubscriberRuntime implements Subscription {
     }
 
     private final NamespaceService namespace;
-    private final QueueEngine engine;
+    private final Environment environment;
+    private final QueueOptions options;
+    private final Clock clock;
     private final Subscriber<?> subscriber;
     private final String worker;
     private final List<String> topics;
@@ -133,9 +135,15 @@ final class SubscriberRuntime implements Subscription {
     private WakeUps.Registration wakeRegistration;
     private AutoCloseable clockRegistration;
 
-    SubscriberRuntime(NamespaceService namespace, QueueEngine engine, Subscriber<?> subscriber, String worker) {
+    /** What a subscription needs of its queue besides its namespace. */
+    record Environment(WakeUps wakeUps, Clock clock, QueueOptions options, Subscriptions subscriptions) {
+    }
+
+    SubscriberRuntime(NamespaceService namespace, Environment environment, Subscriber<?> subscriber, String worker) {
         this.namespace = namespace;
-        this.engine = engine;
+        this.environment = environment;
+        this.options = environment.options();
+        this.clock = environment.clock();
         this.subscriber = subscriber;
         this.worker = worker;
         this.topics = List.copyOf(subscriber.topics());
@@ -148,15 +156,15 @@ final class SubscriberRuntime implements Subscription {
 
     void start() {
         running = true;
-        engine.register(this);
-        if (engine.manualDispatch()) {
+        environment.subscriptions().add(this);
+        if (environment.subscriptions().manualDispatch()) {
             return;
         }
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
-        acks = new AckBatcher(namespace.name(), engine, ACK_BATCH, ACK_DELAY, MAX_UNRECORDED_ACKS, lease, this::afterAcksRecorded,
+        acks = new AckBatcher(namespace.name(), namespace::completeLeases, ACK_BATCH, ACK_DELAY, MAX_UNRECORDED_ACKS, lease, this::afterAcksRecorded,
                 label + "-acks");
-        wakeRegistration = engine.wakeUps().listen(namespace.name(), topics, this::wake);
-        clockRegistration = engine.clock().onAdvance(this::wake);
+        wakeRegistration = environment.wakeUps().listen(namespace.name(), topics, this::wake);
+        clockRegistration = clock.onAdvance(this::wake);
         dispatcher = daemonThreads(label + "-dispatch").newThread(this::dispatchLoop);
         dispatcher.start();
         log.debug("subscriber {} started: namespace {}, topics {}, concurrency {}, worker {}", label, namespace.name(), topics,
@@ -198,7 +206,7 @@ final class SubscriberRuntime implements Subscription {
                 int free = slots.availablePermits();
                 if (free == 0) {
                     lingerSinceNanos = 0;
-                    awaitSlots(1, engine.options().sweepInterval());
+                    awaitSlots(1, options.sweepInterval());
                     continue;
                 }
                 // While a backlog waits (the last claim came back full), free slots wait a moment for a full claim:
@@ -313,7 +321,7 @@ final class SubscriberRuntime implements Subscription {
         waitingForAcks = true;
         try {
             if (acks.behind()) {
-                awaitWake(engine.options().sweepInterval());
+                awaitWake(options.sweepInterval());
             }
         } finally {
             waitingForAcks = false;
@@ -346,11 +354,11 @@ final class SubscriberRuntime implements Subscription {
 
     /** How long an idle dispatcher may sleep: until the next due message, at most one sweep interval. */
     private Duration untilNextDue() {
-        Duration sweep = engine.options().sweepInterval();
+        Duration sweep = options.sweepInterval();
         try {
-            Optional<Instant> next = engine.store().nextDueAt(namespace.name(), topics, engine.commandTime());
+            Optional<Instant> next = namespace.nextDueAt(topics);
             if (next.isPresent()) {
-                Duration untilDue = Duration.between(engine.clock().now(), next.get());
+                Duration untilDue = Duration.between(clock.now(), next.get());
                 if (untilDue.compareTo(sweep) < 0) {
                     return untilDue.isNegative() ? Duration.ZERO : untilDue;
                 }
@@ -493,7 +501,7 @@ final class SubscriberRuntime implements Subscription {
     }
 
     private Backoff backoffFor(Delivery delivery) {
-        return backoff != null ? backoff : engine.options().backoffFor(delivery.topic());
+        return backoff != null ? backoff : options.backoffFor(delivery.topic());
     }
 
     /** The decision's name in the log lines of a settle that failed. */
@@ -516,12 +524,12 @@ final class SubscriberRuntime implements Subscription {
     private void extendLeasesIfDue() {
         long now = System.nanoTime();
         long last = lastExtendNanos.get();
-        long every = Math.min(lease.toNanos() / 4, engine.options().sweepInterval().toNanos());
-        if (now - last < every && !engine.clock().isAuthoritative()) {
+        long every = Math.min(lease.toNanos() / 4, options.sweepInterval().toNanos());
+        if (now - last < every && !clock.isAuthoritative()) {
             return;
         }
         lastExtendNanos.set(now);
-        Instant clockNow = engine.clock().now();
+        Instant clockNow = clock.now();
         Instant threshold = clockNow.plus(lease.dividedBy(2));
         List<LeaseRef> due = new ArrayList<>();
         List<Held> entries = new ArrayList<>();
@@ -534,7 +542,7 @@ final class SubscriberRuntime implements Subscription {
         if (due.isEmpty()) {
             return;
         }
-        Set<Long> extended = engine.store().extendIfLeased(new ExtendCommand(namespace.name(), due, lease, engine.commandTime()));
+        Set<Long> extended = namespace.extendLeases(due, lease);
         Instant newEnd = clockNow.plus(lease);
         for (Held entry : entries) {
             long id = entry.delivery.id().value();
@@ -558,7 +566,7 @@ final class SubscriberRuntime implements Subscription {
 
     private void awaitWake(Duration max) {
         // With handlers running, wake often enough to keep their leases extended.
-        Duration bound = held.isEmpty() ? max : min(max, min(lease.dividedBy(4), engine.options().sweepInterval()));
+        Duration bound = held.isEmpty() ? max : min(max, min(lease.dividedBy(4), options.sweepInterval()));
         if (!signal.await(bound)) {
             closing = true;
         }
@@ -617,13 +625,13 @@ final class SubscriberRuntime implements Subscription {
             acks.close();
         }
         running = false;
-        engine.unregister(this);
+        environment.subscriptions().remove(this);
     }
 
     /** Waits for handlers while keeping their leases alive. */
     private boolean awaitHandlers(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        long step = Math.max(1, Math.min(lease.dividedBy(4).toMillis(), engine.options().sweepInterval().toMillis()));
+        long step = Math.max(1, Math.min(lease.dividedBy(4).toMillis(), options.sweepInterval().toMillis()));
         try {
             while (true) {
                 long left = deadline - System.nanoTime();
@@ -658,7 +666,7 @@ final class SubscriberRuntime implements Subscription {
             return;
         }
         try {
-            Set<Long> released = engine.store().releaseIfLeased(new ReleaseCommand(namespace.name(), toRelease, engine.commandTime()));
+            Set<Long> released = namespace.releaseLeases(toRelease);
             log.info("subscriber {} (namespace {}, topics {}) gave back {} messages it never started", label, namespace.name(), topics,
                     released.size());
         } catch (RuntimeException e) {

@@ -2,14 +2,10 @@ package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
 import dev.queue.api.MessageId;
-import dev.queue.api.PayloadCodec;
-import dev.queue.api.QueueOptions;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.MessageStore;
-import dev.queue.domain.port.WakeUps;
-import dev.queue.domain.time.SystemClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -130,16 +126,9 @@ class AckBatcherTest {
     }
 
     private AckBatcher batcher(int maxUnrecorded, Duration retryFor) {
-        QueueEngine engine = QueueEngine.builder()
-                .store(store())
-                .wakeUps(unused(WakeUps.class))
-                .clock(SystemClock.authoritative())
-                .options(QueueOptions.defaults())
-                .defaultCodec(unused(PayloadCodec.class))
-                .manualDispatch(true)
-                .build();
-        return new AckBatcher("acks", engine, 500, Duration.ofMillis(5), maxUnrecorded, retryFor, afterFlushRuns::incrementAndGet,
-                "ack-batcher-test");
+        MessageStore store = store();
+        return new AckBatcher("acks", leases -> store.completeIfLeased(new CompleteCommand("acks", leases, null)), 500,
+                Duration.ofMillis(5), maxUnrecorded, retryFor, afterFlushRuns::incrementAndGet, "ack-batcher-test");
     }
 
     /** A store that only completes, as {@link #completion} says, and records every call. */

@@ -1,0 +1,19 @@
+package dev.queue.api;
+
+/** A call that needs something this queue was not built with: schedules on an adapter without a schedule store, say. */
+public class UnsupportedCapabilityException extends QueueException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String capability;
+
+    public UnsupportedCapabilityException(String capability, String explanation) {
+        super(capability + " is not available on this queue: " + explanation);
+        this.capability = capability;
+    }
+
+    /** What the call needed. */
+    public String capability() {
+        return capability;
+    }
+}

@@ -1,0 +1,50 @@
+package dev.queue.architecture;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+import java.util.regex.Pattern;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static dev.queue.architecture.Layers.ADAPTERS;
+import static dev.queue.architecture.Layers.DOMAIN;
+
+/**
+ * How the domain is put together: {@code QueueEngine} is its composition root, and what it builds runs one way,
+ * never back to it; adapters see the domain through its ports, its pure rules, its clocks and the root alone.
+ */
+@AnalyzeClasses(packages = Layers.ROOT, importOptions = ImportOption.DoNotIncludeTests.class)
+class CompositionRulesTest {
+
+    private static final String ROOT_CLASS = "dev.queue.domain.engine.QueueEngine";
+    private static final Pattern THE_ROOT = Pattern.compile(Pattern.quote(ROOT_CLASS) + "(\\$.*)?");
+    /** What adapters may use of the domain's engine package: the root, its builder, and the transactional-ack hook. */
+    private static final Pattern ENGINE_FACES = Pattern.compile(Pattern.quote(ROOT_CLASS) + "(\\$Builder)?"
+            + "|" + Pattern.quote("dev.queue.domain.engine.CompletionAware"));
+
+    private static final DescribedPredicate<JavaClass> THE_COMPOSITION_ROOT =
+            DescribedPredicate.describe("the composition root " + ROOT_CLASS, type -> THE_ROOT.matcher(type.getName()).matches());
+
+    private static final DescribedPredicate<JavaClass> DOMAIN_INTERNALS = DescribedPredicate.describe(
+            "domain internals (the engine's collaborators, the schedule planner)",
+            type -> (type.getPackageName().equals("dev.queue.domain.engine") && !ENGINE_FACES.matcher(type.getName()).matches())
+                    || type.getPackageName().startsWith("dev.queue.domain.schedule"));
+
+    @ArchTest
+    static final ArchRule nothing_the_root_builds_leads_back_to_it =
+            noClasses().that().resideInAPackage(DOMAIN).and(DescribedPredicate.not(THE_COMPOSITION_ROOT))
+                    .should().dependOnClassesThat(THE_COMPOSITION_ROOT)
+                    .because("the root hands each collaborator the ports it uses; a reference back would make it a hub again")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule adapters_do_not_reach_domain_internals =
+            noClasses().that().resideInAnyPackage(ADAPTERS)
+                    .should().dependOnClassesThat(DOMAIN_INTERNALS)
+                    .because("adapters implement the ports and build the root; what the root builds is the domain's own")
+                    .allowEmptyShould(false);
+}

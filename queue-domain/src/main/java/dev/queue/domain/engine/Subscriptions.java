@@ -1,0 +1,31 @@
+package dev.queue.domain.engine;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** The subscriptions running on one queue, and whether they run on their own threads or in {@code runDue()}. */
+final class Subscriptions {
+
+    private final boolean manualDispatch;
+    private final CopyOnWriteArrayList<SubscriberRuntime> running = new CopyOnWriteArrayList<>();
+
+    Subscriptions(boolean manualDispatch) {
+        this.manualDispatch = manualDispatch;
+    }
+
+    boolean manualDispatch() {
+        return manualDispatch;
+    }
+
+    void add(SubscriberRuntime runtime) {
+        running.add(runtime);
+    }
+
+    void remove(SubscriberRuntime runtime) {
+        running.remove(runtime);
+    }
+
+    List<SubscriberRuntime> snapshot() {
+        return List.copyOf(running);
+    }
+}
