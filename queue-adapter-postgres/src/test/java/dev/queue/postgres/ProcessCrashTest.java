@@ -36,6 +36,8 @@ class ProcessCrashTest {
 
     private static final String TOPIC = "invoice.send";
     private static final int MESSAGES = 3_000;
+    /** After these, the worker's handlers hang until it is killed. */
+    private static final int COMPLETED_BY_THE_WORKER = MESSAGES / 4;
     private static final Duration RECOVERY = Duration.ofSeconds(60);
 
     @Test
@@ -62,7 +64,7 @@ class ProcessCrashTest {
 
             child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-cp", System.getProperty("java.class.path"), CrashingWorker.class.getName(),
-                    PostgresTestServer.jdbcUrl(), schema, TOPIC)
+                    PostgresTestServer.jdbcUrl(), schema, TOPIC, String.valueOf(COMPLETED_BY_THE_WORKER))
                     .redirectErrorStream(true).start();
             Process running = child;
             Thread reader = new Thread(() -> readChild(running, handledByChild, childOutput), "crash-test-child-output");
@@ -72,7 +74,7 @@ class ProcessCrashTest {
                 if (!running.isAlive()) {
                     throw new AssertionError("the worker process exited before it was killed: " + childOutput);
                 }
-                return handledByChild.size() >= MESSAGES / 4;
+                return handledByChild.size() >= COMPLETED_BY_THE_WORKER;
             });
 
             child.destroyForcibly();

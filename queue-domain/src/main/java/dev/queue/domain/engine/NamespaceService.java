@@ -50,7 +50,6 @@ import java.util.concurrent.atomic.AtomicLong;
 final class NamespaceService implements Namespace {
 
     private static final Logger log = LoggerFactory.getLogger(NamespaceService.class);
-    private static final int RESCUE_BATCH = 1000;
 
     private final String name;
     private final MessageStore store;
@@ -62,13 +61,14 @@ final class NamespaceService implements Namespace {
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
     private final SubscriberRuntime.Environment subscriberEnvironment;
+    private final int rescueBatch;
     /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
     NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, StoreTime time,
                      MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
-                     SubscriberRuntime.Environment subscriberEnvironment) {
+                     SubscriberRuntime.Environment subscriberEnvironment, int rescueBatch) {
         this.name = name;
         this.store = store;
         this.rules = rules;
@@ -79,6 +79,7 @@ final class NamespaceService implements Namespace {
         this.deadLetters = deadLetters;
         this.schedules = schedules;
         this.subscriberEnvironment = subscriberEnvironment;
+        this.rescueBatch = rescueBatch;
     }
 
     @Override
@@ -146,7 +147,7 @@ final class NamespaceService implements Namespace {
             return;
         }
         lastRescueClock = clockNow;
-        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, RESCUE_BATCH, time.forCommand()));
+        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, rescueBatch, time.forCommand()));
         if (result.total() > 0) {
             log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
                     name, result.requeued(), result.deadLettered());

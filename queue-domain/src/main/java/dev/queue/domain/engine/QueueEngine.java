@@ -46,6 +46,7 @@ public final class QueueEngine implements Queue {
     private final ScheduleTicker ticker;
     private final Runnable schedulesChanged;
     private final CallGate calls = new CallGate();
+    private final Tuning tuning = Tuning.DEFAULTS;
     private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
     private final AtomicBoolean closeStarted = new AtomicBoolean();
 
@@ -104,8 +105,9 @@ public final class QueueEngine implements Queue {
     private NamespaceService newNamespace(String name) {
         DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time);
         SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time.clock(), mapping, schedulesChanged);
-        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time.clock(), options, subscriptions);
-        return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment);
+        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time.clock(), options, subscriptions, tuning);
+        return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,
+                tuning.rescueBatch());
     }
 
     @Override

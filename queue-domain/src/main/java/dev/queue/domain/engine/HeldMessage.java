@@ -1,0 +1,42 @@
+package dev.queue.domain.engine;
+
+import dev.queue.api.Delivery;
+
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A message a subscription holds: claimed, maybe started, until settled or given back. */
+final class HeldMessage {
+
+    private enum State { CLAIMED, STARTED, RELEASED }
+
+    final Delivery delivery;
+    private final AtomicInteger state = new AtomicInteger(State.CLAIMED.ordinal());
+    /** Until when its lease runs as last extended; null once an extension found it gone. */
+    volatile Instant leaseUntil;
+    /** Set when the handler has returned or thrown: from then on a lease that is gone is no cause for alarm. */
+    volatile boolean handlerDone;
+
+    HeldMessage(Delivery delivery) {
+        this.delivery = delivery;
+        this.leaseUntil = delivery.leaseUntil();
+    }
+
+    /** Claimed to started, once; false if it was given back first. */
+    boolean start() {
+        return state.compareAndSet(State.CLAIMED.ordinal(), State.STARTED.ordinal());
+    }
+
+    /** Claimed to given back, once; false if its handler started first. */
+    boolean release() {
+        return state.compareAndSet(State.CLAIMED.ordinal(), State.RELEASED.ordinal());
+    }
+
+    boolean started() {
+        return state.get() == State.STARTED.ordinal();
+    }
+
+    long id() {
+        return delivery.id().value();
+    }
+}
