@@ -1,14 +1,15 @@
 package dev.queue.inmemory;
 
 import dev.queue.api.InvalidInputException;
-import dev.queue.api.UnsupportedCapabilityException;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Namespace;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.QueueEngine;
 import dev.queue.domain.port.Clock;
-import dev.queue.domain.time.ManualClock;
+import dev.queue.domain.time.ManualTime;
 import dev.queue.domain.time.SystemClock;
 
 import java.util.List;
@@ -73,13 +74,13 @@ public final class InMemoryQueue implements Queue {
     /** On a manual clock, dispatched by hand with {@link #runDue()}. */
     public static InMemoryQueue withClock(ManualClock clock, QueueOptions options) {
         InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
-        return new InMemoryQueue(clock, clock, options, true);
+        return new InMemoryQueue(new ManualTime(clock), clock, options, true);
     }
 
     /** On a manual clock, with subscribers on their own threads (as the contract tests run adapters). */
     public static InMemoryQueue threaded(ManualClock clock, QueueOptions options) {
         InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
-        return new InMemoryQueue(clock, clock, options, false);
+        return new InMemoryQueue(new ManualTime(clock), clock, options, false);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.queue.inmemory;
 
 import dev.queue.api.DeadLetter;
+import dev.queue.api.ManualClock;
 import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
@@ -22,7 +23,7 @@ import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.WakeUps;
-import dev.queue.domain.time.ManualClock;
+import dev.queue.domain.time.ManualTime;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,7 +53,7 @@ class InMemoryMessageStoreTest {
 
     private final ManualClock clock = new ManualClock(Instant.parse("2025-01-01T00:00:00Z"));
     private final InMemoryWakeUps wakeUps = new InMemoryWakeUps();
-    private final InMemoryMessageStore store = new InMemoryMessageStore(clock, wakeUps);
+    private final InMemoryMessageStore store = new InMemoryMessageStore(new ManualTime(clock), wakeUps);
     private final AtomicLong tokens = new AtomicLong(100);
 
     // ------------------------------------------------------------------------------------------ helpers

@@ -1,8 +1,8 @@
 package dev.queue.inmemory;
 
+import dev.queue.api.ManualClock;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.time.ManualClock;
 import dev.queue.testkit.QueueFactory;
 
 /** The in-memory adapter for the contract: a fresh store per queue, subscribers on their own threads. */

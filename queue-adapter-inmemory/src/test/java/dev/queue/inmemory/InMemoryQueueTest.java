@@ -2,6 +2,7 @@ package dev.queue.inmemory;
 
 import dev.queue.api.Backoff;
 import dev.queue.api.DeadLetter;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.Namespace;
 import dev.queue.api.Page;
@@ -10,7 +11,6 @@ import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.api.UnsupportedCapabilityException;
-import dev.queue.domain.time.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

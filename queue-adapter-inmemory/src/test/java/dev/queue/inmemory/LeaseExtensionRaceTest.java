@@ -1,5 +1,6 @@
 package dev.queue.inmemory;
 
+import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MessageId;
 import dev.queue.api.Namespace;
@@ -8,7 +9,7 @@ import dev.queue.api.Subscriber;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.QueueEngine;
 import dev.queue.domain.port.MessageStore;
-import dev.queue.domain.time.ManualClock;
+import dev.queue.domain.time.ManualTime;
 import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +38,7 @@ class LeaseExtensionRaceTest {
     void aHandlerThatFinishesWhileItsExtensionRunsLogsNoLostLease() throws Exception {
         ManualClock clock = new ManualClock(START);
         InMemoryWakeUps wakeUps = new InMemoryWakeUps();
-        InMemoryMessageStore real = new InMemoryMessageStore(clock, wakeUps);
+        InMemoryMessageStore real = new InMemoryMessageStore(new ManualTime(clock), wakeUps);
         AtomicReference<MessageId> published = new AtomicReference<>();
         CountDownLatch extensionStarted = new CountDownLatch(1);
         AtomicBoolean extensionReturned = new AtomicBoolean();
@@ -60,7 +61,7 @@ class LeaseExtensionRaceTest {
                     }
                 });
         CapturedLog log = CapturedLog.start();
-        try (log; QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(clock)
+        try (log; QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(new ManualTime(clock))
                 .options(QueueOptions.defaults().sweepInterval(Duration.ofMillis(50))).defaultCodec(new JacksonPayloadCodec())
                 .build()) {
             Namespace ns = engine.namespace("n");

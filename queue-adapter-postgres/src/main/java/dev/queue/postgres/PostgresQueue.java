@@ -21,6 +21,7 @@ import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.WakeUps;
+import dev.queue.domain.time.ManualTime;
 import dev.queue.domain.time.SystemClock;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.slf4j.Logger;
@@ -169,7 +170,7 @@ public final class PostgresQueue implements Queue {
                 SchemaMigrator.verify(sessions, schema);
             }
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
-            Clock clock = config.clock() != null ? config.clock() : SystemClock.pacingOnly();
+            Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
             HotTableVacuum vacuum = config.vacuumInterval().isZero() ? null
                     : new HotTableVacuum(new Sessions(sessions), config.vacuumInterval(), PostgresQueueConfig.VACUUM_THRESHOLD, schema);

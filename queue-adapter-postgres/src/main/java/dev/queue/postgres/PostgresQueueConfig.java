@@ -1,8 +1,8 @@
 package dev.queue.postgres;
 
 import dev.queue.api.InvalidInputException;
+import dev.queue.api.ManualClock;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.port.Clock;
 
 import java.time.Duration;
 import java.util.regex.Pattern;
@@ -29,8 +29,8 @@ import java.util.regex.Pattern;
  *   <tr><td>{@link #durableAcknowledgements(boolean)}</td><td>false</td><td>claims and acknowledgements wait for
  *       their commit to reach disk; by default only a server crash can undo the last moments of them, and those
  *       messages run again</td></tr>
- *   <tr><td>{@link #clock(Clock)}</td><td>none: the database clock decides</td><td>for tests: a clock, e.g. a
- *       {@code ManualClock}, whose time every statement uses</td></tr>
+ *   <tr><td>{@link #clock(ManualClock)}</td><td>none: the database clock decides</td><td>for tests: a manual clock,
+ *       whose time every statement uses</td></tr>
  * </table>
  */
 public final class PostgresQueueConfig {
@@ -57,13 +57,13 @@ public final class PostgresQueueConfig {
     private final boolean migrateOnStart;
     private final CompletedRetention completedRetention;
     private final boolean listen;
-    private final Clock clock;
+    private final ManualClock clock;
     private final Duration notifyWindow;
     private final Duration vacuumInterval;
     private final boolean durableAcknowledgements;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
-                                CompletedRetention completedRetention, boolean listen, Clock clock, Duration notifyWindow,
+                                CompletedRetention completedRetention, boolean listen, ManualClock clock, Duration notifyWindow,
                                 Duration vacuumInterval, boolean durableAcknowledgements) {
         this.schema = schema;
         this.queueOptions = queueOptions;
@@ -126,10 +126,10 @@ public final class PostgresQueueConfig {
     }
 
     /**
-     * For tests: the clock whose time every statement uses when it is authoritative (a {@code ManualClock}).
+     * For tests: a manual clock whose time every statement uses, so a test travels in time without sleeping.
      * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
      */
-    public PostgresQueueConfig clock(Clock value) {
+    public PostgresQueueConfig clock(ManualClock value) {
         return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow, vacuumInterval, durableAcknowledgements);
     }
 
@@ -213,7 +213,7 @@ public final class PostgresQueueConfig {
     }
 
     /** Null when the database clock decides. */
-    public Clock clock() {
+    public ManualClock clock() {
         return clock;
     }
 
@@ -237,6 +237,6 @@ public final class PostgresQueueConfig {
     public String toString() {
         return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
                 + ", completedRetention=" + completedRetention + ", listen=" + listen
-                + ", clock=" + (clock == null ? "database" : clock.getClass().getSimpleName()) + '}';
+                + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + '}';
     }
 }

@@ -2,13 +2,12 @@ package dev.queue.postgres;
 
 import dev.queue.api.Delivery;
 import dev.queue.api.InvalidInputException;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MessageContext;
 import dev.queue.api.MessageId;
 import dev.queue.api.QueueOptions;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
-import dev.queue.domain.port.Clock;
-import dev.queue.domain.time.ManualClock;
 import dev.queue.testkit.NullArgumentSweep;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -66,7 +65,7 @@ class PostgresNullArgumentsTest {
                 .sample(Duration.class, () -> Duration.ofMillis(5))
                 .sample(QueueOptions.class, QueueOptions::defaults)
                 .sample(PostgresQueueConfig.class, this::config)
-                .sample(Clock.class, () -> new ManualClock(START))
+                .sample(ManualClock.class, () -> new ManualClock(START))
                 .sample(DataSource.class, PostgresTestServer::dataSource)
                 .sample(Connection.class, this::connection)
                 .sample(Message.class, () -> Message.to("t"))

@@ -1,8 +1,8 @@
 package dev.queue.postgres;
 
 import dev.queue.api.InvalidInputException;
+import dev.queue.api.ManualClock;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.time.ManualClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,9 +1,9 @@
 package dev.queue.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.time.ManualClock;
 import dev.queue.testkit.QueueFactory;
 
 import java.util.List;

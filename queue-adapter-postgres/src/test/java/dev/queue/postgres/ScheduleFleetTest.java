@@ -2,6 +2,7 @@ package dev.queue.postgres;
 
 import dev.queue.api.Delivery;
 import dev.queue.api.FiredSchedule;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MissedRuns;
 import dev.queue.api.Pull;
@@ -11,7 +12,6 @@ import dev.queue.api.ScheduleChange;
 import dev.queue.api.ScheduleInfo;
 import dev.queue.api.Schedules;
 import dev.queue.domain.schedule.SchedulePlanner;
-import dev.queue.domain.time.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,8 +1,8 @@
 package dev.queue.testkit;
 
+import dev.queue.api.ManualClock;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.time.ManualClock;
 
 import java.util.Map;
 

@@ -1,6 +1,7 @@
 package dev.queue.testkit.contract;
 
 import dev.queue.api.Delivery;
+import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
@@ -10,7 +11,6 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.Pull;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
-import dev.queue.domain.time.ManualClock;
 import dev.queue.testkit.Capability;
 import dev.queue.testkit.QueueFactory;
 import org.awaitility.Awaitility;

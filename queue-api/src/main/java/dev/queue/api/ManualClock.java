@@ -1,7 +1,4 @@
-package dev.queue.domain.time;
-
-import dev.queue.api.InvalidInputException;
-import dev.queue.domain.port.Clock;
+package dev.queue.api;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -9,10 +6,10 @@ import java.time.temporal.ChronoUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A clock that moves only when told, so tests travel in time (retries, lease expiry, delays) without
- * sleeping. Always authoritative: every store command carries its time. Thread-safe.
+ * A clock that moves only when told, for tests that travel in time (retries, lease expiry, delays, schedules)
+ * without sleeping. A queue made with one takes every time from it, the database's included. Thread-safe.
  */
-public final class ManualClock implements Clock {
+public final class ManualClock {
 
     private volatile Instant now;
     private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
@@ -26,16 +23,12 @@ public final class ManualClock implements Clock {
         return new ManualClock(Instant.now());
     }
 
-    @Override
+    /** Now, in microseconds: the precision every store keeps. */
     public Instant now() {
         return now;
     }
 
-    @Override
-    public boolean isAuthoritative() {
-        return true;
-    }
-
+    /** Moves the clock forward and returns the new time; sleeping subscribers and schedules look again. */
     public synchronized Instant advance(Duration amount) {
         if (amount == null || amount.isNegative()) {
             throw new InvalidInputException("amount", amount, "a duration of zero or more (a manual clock moves forward only)");
@@ -45,12 +38,13 @@ public final class ManualClock implements Clock {
         return now;
     }
 
+    /** Sets the clock, forward or back; sleeping subscribers and schedules look again. */
     public synchronized void set(Instant instant) {
         now = InvalidInputException.requireNonNull(instant, "instant", "the instant to set the clock to").truncatedTo(ChronoUnit.MICROS);
         listeners.forEach(Runnable::run);
     }
 
-    @Override
+    /** Runs {@code listener} after every move of the clock, until the returned handle is closed; the queue wakes its sleepers with it. */
     public AutoCloseable onAdvance(Runnable listener) {
         listeners.add(InvalidInputException.requireNonNull(listener, "listener", "a Runnable"));
         return () -> listeners.remove(listener);
