@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A durable queue in a schema of an existing PostgreSQL database. Thread-safe; create one per application and
@@ -61,15 +62,14 @@ public final class PostgresQueue implements Queue {
     private final PostgresMessageStore store;
     private final PostgresWakeUps wakeUps;
     private final PostgresQueueConfig config;
-    private final Clock clock;
+    private final ConcurrentHashMap<String, PostgresNamespace> namespaces = new ConcurrentHashMap<>();
 
     private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresWakeUps wakeUps,
-                          PostgresQueueConfig config, Clock clock) {
+                          PostgresQueueConfig config) {
         this.engine = engine;
         this.store = store;
         this.wakeUps = wakeUps;
         this.config = config;
-        this.clock = clock;
     }
 
     /**
@@ -200,7 +200,7 @@ public final class PostgresQueue implements Queue {
                     })
                     .build();
             LOG.info("queue started on schema {} ({})", schema, config);
-            return new PostgresQueue(engine, store, listener, config, clock);
+            return new PostgresQueue(engine, store, listener, config);
         } catch (RuntimeException e) {
             release(listener, ownedPool);
             throw e;
@@ -222,9 +222,16 @@ public final class PostgresQueue implements Queue {
 
     // ------------------------------------------------------------------ Queue
 
+    /** The namespace, with publishing and acknowledging on the caller's own connection besides. */
     @Override
-    public Namespace namespace(String name) {
-        return engine.namespace(name);
+    public PostgresNamespace namespace(String name) {
+        Namespace namespace = engine.namespace(name);
+        return namespaces.computeIfAbsent(namespace.name(), n -> new PostgresNamespace(namespace, this));
+    }
+
+    @Override
+    public PostgresNamespace defaultNamespace() {
+        return namespace(DEFAULT_NAMESPACE);
     }
 
     @Override
@@ -244,51 +251,25 @@ public final class PostgresQueue implements Queue {
 
     // ------------------------------------------------------------------ the caller's transaction
 
-    /**
-     * Publishes on the caller's connection and transaction: the message becomes visible, and subscribers are
-     * woken (the NOTIFY is part of the same transaction), only when the caller commits; a rollback leaves neither
-     * a row nor a wake-up. Validates like {@link Namespace#publish(Message)}; never commits, rolls back or closes
-     * the connection. With auto-commit on, the statement commits by itself.
-     */
-    public PublishResult publish(Connection connection, String namespace, Message message) {
-        return publishAll(connection, namespace, java.util.Collections.singletonList(message)).get(0);
-    }
-
-    /** Like {@link #publish(Connection, String, Message)} for many messages, in one statement. */
-    public List<PublishResult> publishAll(Connection connection, String namespace, List<Message> messages) {
+    /** {@link PostgresNamespace#publishAll(Connection, List)}. */
+    List<PublishResult> publishOn(Connection connection, String namespace, List<Message> messages) {
         ensureOpen();
         requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
-        return engine.call(() -> {
-            PublishCommand command = engine.preparePublish(namespace, messages);
-            List<StoredOutcome> outcomes = store.publishOn(connection, command);
-            return QueueEngine.toResults(command, outcomes);
-        });
+        return engine.publishThrough(namespace, messages, command -> store.publishOn(connection, command));
     }
 
-    /**
-     * Completes a delivery inside the caller's transaction: the message is done when the caller commits, and
-     * still held by the delivery's lease if it rolls back. {@link Outcome#ACKED}, or {@link Outcome#LEASE_LOST}
-     * when the caller no longer holds it (nothing changed).
-     */
-    public Outcome ackInTransaction(Connection connection, Delivery delivery) {
+    /** {@link PostgresNamespace#ack(Connection, Delivery)}. */
+    Outcome ackOn(Connection connection, String namespace, Delivery delivery) {
         ensureOpen();
         requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
-        requireArgument("delivery", delivery, "a Delivery this queue handed out");
-        Instant now = clock.isAuthoritative() ? clock.now() : null;
-        CompleteCommand command = new CompleteCommand(delivery.namespace(),
-                List.of(new LeaseRef(delivery.id().value(), delivery.leaseToken())), now);
-        Set<Long> done = engine.call(() -> store.completeOn(connection, command));
-        return done.contains(delivery.id().value()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+        return engine.ackThrough(namespace, delivery, command -> store.completeOn(connection, command));
     }
 
-    /**
-     * Completes the message a handler runs inside the handler's own transaction (see
-     * {@link #ackInTransaction(Connection, Delivery)}), and tells the subscriber runtime so, so that its own
-     * acknowledgement after the handler returns does not count as a lost lease.
-     */
-    public Outcome ackInTransaction(Connection connection, MessageContext context) {
+    /** {@link PostgresNamespace#ack(Connection, MessageContext)}: tells the subscription when it completed. */
+    Outcome ackOn(Connection connection, String namespace, MessageContext context) {
+        ensureOpen();
         requireArgument("context", context, "the MessageContext given to the handler");
-        Outcome outcome = ackInTransaction(connection, context.delivery());
+        Outcome outcome = ackOn(connection, namespace, context.delivery());
         if (outcome == Outcome.ACKED && context instanceof CompletionAware aware) {
             aware.completedInCallerTransaction();
         }
@@ -296,14 +277,6 @@ public final class PostgresQueue implements Queue {
     }
 
     // ------------------------------------------------------------------ internals (tests)
-
-    QueueEngine engine() {
-        return engine;
-    }
-
-    PostgresMessageStore store() {
-        return store;
-    }
 
     /** Null when the queue does not listen. */
     PostgresWakeUps wakeUps() {

@@ -5,7 +5,6 @@ import dev.queue.api.Namespace;
 import dev.queue.api.PublishResult;
 import dev.queue.api.Pull;
 import dev.queue.api.QueueClosedException;
-import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.StoreUnavailableException;
 import org.junit.jupiter.api.AfterEach;
@@ -109,7 +108,7 @@ class CloseUnderLoadTest {
         try (Connection holder = PostgresTestServer.dataSource().getConnection()) {
             // An uncommitted publish holds the unique key, so a second publish of it waits for this transaction.
             holder.setAutoCommit(false);
-            queue.publish(holder, Queue.DEFAULT_NAMESPACE, Message.to("t").uniqueKey("k"));
+            queue.defaultNamespace().publish(holder, Message.to("t").uniqueKey("k"));
             Future<PublishResult> blocked = thread.submit(() -> queue.defaultNamespace().publish(Message.to("t").uniqueKey("k")));
             await().atMost(Duration.ofSeconds(10)).until(() -> waitingOnALock(schema));
 

@@ -6,7 +6,9 @@ import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MessageContext;
 import dev.queue.api.MessageId;
+import dev.queue.api.Pull;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.Subscriber;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.testkit.NullArgumentSweep;
 import org.junit.jupiter.api.AfterAll;
@@ -19,6 +21,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -72,9 +75,16 @@ class PostgresNullArgumentsTest {
                 .sampleByGenericType(List.class, generic -> List.of(Message.to("t")))
                 .sample(Delivery.class, () -> delivery(codec))
                 .sample(MessageContext.class, () -> context(delivery(codec)))
-                .instance(PostgresQueue.class, this::queue);
+                .sample(Object.class, () -> "x")
+                .sample(Collection.class, List::of)
+                .sample(MessageId.class, () -> MessageId.of(1))
+                .sample(Pull.class, () -> Pull.from("t"))
+                .sample(Subscriber.class, () -> Subscriber.on("t").handleDelivery((d, c) -> { }))
+                .instance(PostgresQueue.class, this::queue)
+                .instance(PostgresNamespace.class, () -> queue().defaultNamespace());
 
-        List<String> failures = sweep.failuresIn(List.of(PostgresQueueConfig.class, PostgresQueue.class, CompletedRetention.class));
+        List<String> failures = sweep.failuresIn(List.of(PostgresQueueConfig.class, PostgresQueue.class, PostgresNamespace.class,
+                CompletedRetention.class));
 
         assertThat(failures).isEmpty();
     }

@@ -104,7 +104,7 @@ class PostgresQueueTest {
             try (Connection connection = pool.getConnection()) {
                 connection.setAutoCommit(false);
                 insert(connection, orders, 1);
-                PublishResult result = queue.publish(connection, DEFAULT, Message.to("order.paid").json("{\"order\":1}"));
+                PublishResult result = queue.defaultNamespace().publish(connection, Message.to("order.paid").json("{\"order\":1}"));
 
                 // not visible to anyone else before the commit
                 assertThat(ns.inspect(result.id())).isEmpty();
@@ -130,7 +130,7 @@ class PostgresQueueTest {
             MessageId rolledBack;
             try (Connection connection = pool.getConnection()) {
                 connection.setAutoCommit(false);
-                rolledBack = queue.publishAll(connection, DEFAULT,
+                rolledBack = queue.defaultNamespace().publishAll(connection,
                         List.of(Message.to("rolled-back").json("{\"n\":1}"), Message.to("rolled-back").json("{\"n\":2}")))
                         .get(0).id();
                 connection.rollback();
@@ -151,12 +151,12 @@ class PostgresQueueTest {
         start(LONG_SWEEP);
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            assertThatThrownBy(() -> queue.publish(connection, DEFAULT, Message.to("bad topic!")))
+            assertThatThrownBy(() -> queue.defaultNamespace().publish(connection, Message.to("bad topic!")))
                     .isInstanceOf(InvalidInputException.class).hasMessageContaining("topic");
-            assertThatThrownBy(() -> queue.publishAll(connection, DEFAULT,
+            assertThatThrownBy(() -> queue.defaultNamespace().publishAll(connection,
                     List.of(Message.to("ok"), Message.to("t").json("{oops"))))
                     .isInstanceOf(InvalidInputException.class);
-            assertThatThrownBy(() -> queue.publish(null, DEFAULT, Message.to("ok")))
+            assertThatThrownBy(() -> queue.defaultNamespace().publish((Connection) null, Message.to("ok")))
                     .isInstanceOf(InvalidInputException.class).hasMessageContaining("connection");
             connection.commit();
         }
@@ -166,7 +166,7 @@ class PostgresQueueTest {
     // ------------------------------------------------------------------ completion in the caller's transaction
 
     @Test
-    void ackInTransactionCompletesOnlyWhenTheCallerCommits() throws Exception {
+    void ackOnTheCallersConnectionCompletesOnlyWhenTheCallerCommits() throws Exception {
         start(LONG_SWEEP);
         Namespace ns = queue.defaultNamespace();
         MessageId id = ns.publish("t", Map.of("n", 1));
@@ -174,22 +174,38 @@ class PostgresQueueTest {
 
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            assertThat(queue.ackInTransaction(connection, delivery)).isEqualTo(Outcome.ACKED);
+            assertThat(queue.defaultNamespace().ack(connection, delivery)).isEqualTo(Outcome.ACKED);
             connection.rollback();
         }
         assertThat(ns.inspect(id).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
 
         try (Connection connection = pool.getConnection()) {
             connection.setAutoCommit(false);
-            assertThat(queue.ackInTransaction(connection, delivery)).isEqualTo(Outcome.ACKED);
+            assertThat(queue.defaultNamespace().ack(connection, delivery)).isEqualTo(Outcome.ACKED);
             connection.commit();
         }
         assertThat(ns.inspect(id)).isEmpty();
         assertThat(ns.stats().topic("t").completed()).isEqualTo(1);
         assertThat(ns.ack(delivery)).isEqualTo(Outcome.LEASE_LOST);
         try (Connection connection = pool.getConnection()) {
-            assertThat(queue.ackInTransaction(connection, delivery)).isEqualTo(Outcome.LEASE_LOST);
+            assertThat(queue.defaultNamespace().ack(connection, delivery)).isEqualTo(Outcome.LEASE_LOST);
         }
+    }
+
+    @Test
+    void aDeliveryOfAnotherNamespaceIsNotCompletedOnTheCallersConnection() throws Exception {
+        start(LONG_SWEEP);
+        PostgresNamespace billing = queue.namespace("billing");
+        MessageId id = billing.publish("t", Map.of("n", 1));
+        Delivery delivery = billing.pullOne(Pull.from("t")).orElseThrow();
+
+        try (Connection connection = pool.getConnection()) {
+            connection.setAutoCommit(false);
+            assertThat(queue.defaultNamespace().ack(connection, delivery)).isEqualTo(Outcome.LEASE_LOST);
+            connection.commit();
+        }
+        assertThat(billing.inspect(id).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
+        assertThat(queue.namespace("billing")).isSameAs(billing);
     }
 
     @Test
@@ -207,7 +223,7 @@ class PostgresQueueTest {
                     try (Connection connection = pool.getConnection()) {
                         connection.setAutoCommit(false);
                         insert(connection, orders, 7);
-                        outcomes.add(queue.ackInTransaction(connection, ctx));
+                        outcomes.add(queue.defaultNamespace().ack(connection, ctx));
                         if (attempt == 1) {
                             // the business write and the completion roll back together: the message is retried
                             connection.rollback();
@@ -258,8 +274,9 @@ class PostgresQueueTest {
         PostgresQueueConfig config = config(Duration.ofMillis(200)).poolSize(3);
         PostgresQueue connected = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
         int listenerPid;
+        PostgresNamespace billing = connected.namespace("billing");
         try {
-            Namespace ns = connected.namespace("billing");
+            Namespace ns = billing;
             MessageId id = ns.publish("invoice", Map.of("amount", 12));
             Delivery delivery = ns.pullOne(Pull.from("invoice")).orElseThrow();
             assertThat(delivery.id()).isEqualTo(id);
@@ -275,7 +292,8 @@ class PostgresQueueTest {
         }
         assertThatThrownBy(() -> connected.namespace("billing")).isInstanceOf(QueueClosedException.class);
         try (Connection connection = pool.getConnection()) {
-            assertThatThrownBy(() -> connected.ackInTransaction(connection, (Delivery) null)).isInstanceOf(QueueClosedException.class);
+            assertThatThrownBy(() -> billing.ack(connection, (Delivery) null)).isInstanceOf(QueueClosedException.class);
+            assertThatThrownBy(() -> billing.publish(connection, Message.to("invoice"))).isInstanceOf(QueueClosedException.class);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -1,18 +1,22 @@
 package dev.queue.domain.engine;
 
+import dev.queue.api.Delivery;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.Message;
 import dev.queue.api.Namespace;
+import dev.queue.api.Outcome;
+import dev.queue.api.PayloadCodec;
 import dev.queue.api.PublishResult;
+import dev.queue.api.Queue;
+import dev.queue.api.QueueOptions;
+import dev.queue.api.UnsupportedCapabilityException;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
-import dev.queue.api.PayloadCodec;
-import dev.queue.api.Queue;
-import dev.queue.api.UnsupportedCapabilityException;
-import dev.queue.api.QueueOptions;
-import dev.queue.domain.port.Clock;
-import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.rules.InputRules;
 import org.slf4j.Logger;
@@ -21,8 +25,10 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -143,17 +149,37 @@ public final class QueueEngine implements Queue {
     }
 
     /**
-     * Validates and encodes messages for a namespace into one store command, applying defaults. Throws
-     * {@link InvalidInputException} for the first bad message, before anything is stored.
-     * Public so adapters can publish on a caller's transaction with the same rules.
+     * Publishes through an adapter's own statement (on a caller's connection and transaction, say) with the rules,
+     * defaults and gate of {@link Namespace#publishAll}: the statement gets the validated command and answers what
+     * it stored.
      */
-    public PublishCommand preparePublish(String namespace, List<Message> messages) {
-        return mapping.preparePublish(namespace, messages);
+    public List<PublishResult> publishThrough(String namespace, List<Message> messages,
+                                              Function<PublishCommand, List<StoredOutcome>> statement) {
+        return calls.call(() -> {
+            PublishCommand command = mapping.preparePublish(namespace, messages);
+            if (command.messages().isEmpty()) {
+                return List.of();
+            }
+            return MessageMapping.toResults(command, statement.apply(command));
+        });
     }
 
-    /** Pairs what the store did with what was asked, in order. */
-    public static List<PublishResult> toResults(PublishCommand command, List<StoredOutcome> stored) {
-        return MessageMapping.toResults(command, stored);
+    /**
+     * Completes a delivery through an adapter's own statement, guarded as {@link Namespace#ack} is: the statement
+     * gets the command and answers the ids it completed. {@link Outcome#LEASE_LOST} when the delivery is not held
+     * in that namespace (nothing is run then).
+     */
+    public Outcome ackThrough(String namespace, Delivery delivery, Function<CompleteCommand, Set<Long>> statement) {
+        rules.namespace(namespace);
+        InvalidInputException.requireNonNull(delivery, "delivery", "a delivery returned by pull or given to a handler");
+        return calls.call(() -> {
+            if (!namespace.equals(delivery.namespace())) {
+                return Outcome.LEASE_LOST;
+            }
+            LeaseRef lease = new LeaseRef(delivery.id().value(), delivery.leaseToken());
+            Set<Long> done = statement.apply(new CompleteCommand(namespace, List.of(lease), time.forCommand()));
+            return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+        });
     }
 
     public boolean isClosed() {
