@@ -134,8 +134,8 @@ public abstract class ClaimContract extends ContractSupport {
         assertThat(outcomes.values()).containsOnly(Outcome.ACKED);
         assertThat(ns.stats().running()).isZero();
         assertThat(ns.stats().pending()).isEqualTo(15);
-        assertCompleted(ns.stats(), 10);
         ids.forEach(this::assertGone);
+        assertCompleted(ns.stats(), 10);
     }
 
     @Test
