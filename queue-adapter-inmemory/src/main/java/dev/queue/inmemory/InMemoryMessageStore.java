@@ -26,6 +26,7 @@ import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.RedriveResult;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
@@ -563,17 +564,19 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public int redrive(RedriveCommand command) {
+    public RedriveResult redrive(RedriveCommand command) {
         Set<TopicKey> toWake = new LinkedHashSet<>();
         int redriven = 0;
+        List<Msg> candidates;
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(command.namespace());
-            if (ns == null) {
-                return 0;
+            if (ns == null || (command.id() == null && command.topic() == null)) {
+                return new RedriveResult(0, 0, command.afterId());
             }
             Instant now = now(command.now());
-            for (Msg msg : deadLettersOf(ns, command.id(), command.topic())) {
+            candidates = deadLettersOf(ns, command.id(), command.topic(), command.afterId(), command.limit());
+            for (Msg msg : candidates) {
                 if (msg.uniqueKey != null && uniqueKeys.containsKey(msg.uniqueKeyRef())) {
                     continue; // a live message holds the key and already does the work
                 }
@@ -594,7 +597,8 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             lock.unlock();
         }
         wakeUps.signal(toWake);
-        return redriven;
+        long lastId = candidates.isEmpty() ? command.afterId() : candidates.get(candidates.size() - 1).id;
+        return new RedriveResult(redriven, candidates.size(), lastId);
     }
 
     @Override
@@ -605,7 +609,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             if (ns == null) {
                 return 0;
             }
-            List<Msg> victims = deadLettersOf(ns, command.id(), command.topic());
+            List<Msg> victims = deadLettersOf(ns, command.id(), command.topic(), 0, command.limit());
             for (Msg msg : victims) {
                 ns.dead.remove(msg.id);
                 msg.topic.dead--;
@@ -616,14 +620,20 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
         }
     }
 
-    /** The dead letter with {@code id} when not null, else those of {@code topic} when not null, else all; by id. */
-    private static List<Msg> deadLettersOf(NamespaceState ns, Long id, String topic) {
+    /**
+     * The dead letter with {@code id} when not null, else those of {@code topic} when not null, else all; by id,
+     * above {@code afterId}, at most {@code limit}.
+     */
+    private static List<Msg> deadLettersOf(NamespaceState ns, Long id, String topic, long afterId, int limit) {
         if (id != null) {
             Msg msg = ns.dead.get(id);
             return msg == null ? List.of() : List.of(msg);
         }
         List<Msg> found = new ArrayList<>();
-        for (Msg msg : ns.dead.values()) {
+        for (Msg msg : ns.dead.tailMap(afterId, false).values()) {
+            if (found.size() >= limit) {
+                break;
+            }
             if (topic == null || topic.equals(msg.topic.name)) {
                 found.add(msg);
             }

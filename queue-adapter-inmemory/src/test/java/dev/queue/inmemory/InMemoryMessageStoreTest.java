@@ -17,6 +17,7 @@ import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.RedriveResult;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
@@ -528,7 +529,7 @@ class InMemoryMessageStoreTest {
             long id = dead("a", null);
             clock.advance(Duration.ofMinutes(5));
 
-            assertThat(store.redrive(new RedriveCommand(NS, id, null, clock.now()))).isEqualTo(1);
+            assertThat(store.redrive(RedriveCommand.one(NS, id, clock.now())).redriven()).isEqualTo(1);
 
             MessageInfo info = info(id);
             assertThat(info.state()).isEqualTo(MessageState.PENDING);
@@ -537,7 +538,7 @@ class InMemoryMessageStoreTest {
             assertThat(info.lastError()).isEqualTo("dead " + id);
             assertThat(store.deadLetter(NS, id)).isEmpty();
             assertThat(claimOne("a").id()).isEqualTo(id);
-            assertThat(store.redrive(new RedriveCommand(NS, id, null, clock.now()))).isZero();
+            assertThat(store.redrive(RedriveCommand.one(NS, id, clock.now())).redriven()).isZero();
         }
 
         @Test
@@ -546,16 +547,45 @@ class InMemoryMessageStoreTest {
             long second = dead("a", "k");
             long live = publish(keyed("a", "k"));
 
-            assertThat(store.redrive(new RedriveCommand(NS, null, "a", clock.now()))).isZero();
+            assertThat(store.redrive(RedriveCommand.batch(NS, "a", 0, 1000, clock.now())).redriven()).isZero();
 
             store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimOne("a"))), clock.now()));
             assertThat(live).isGreaterThan(second);
             // both want the free key: the oldest gets it, the other stays dead
-            assertThat(store.redrive(new RedriveCommand(NS, null, "a", clock.now()))).isEqualTo(1);
+            assertThat(store.redrive(RedriveCommand.batch(NS, "a", 0, 1000, clock.now())).redriven()).isEqualTo(1);
             assertThat(info(first).state()).isEqualTo(MessageState.PENDING);
             assertThat(info(second).state()).isEqualTo(MessageState.DEAD);
             assertThat(store.publish(new PublishCommand(List.of(keyed("a", "k")), clock.now())))
                     .containsExactly(new StoredOutcome(first, true));
+        }
+
+        @Test
+        void redrivesATopicBatchByBatchMovingPastDeadLettersWhoseKeyIsHeld() {
+            long first = dead("a", "k");
+            long second = dead("a", null);
+            dead("b", null);
+            long third = dead("a", null);
+            publish(keyed("a", "k"));
+
+            RedriveResult batch = store.redrive(RedriveCommand.batch(NS, "a", 0, 2, clock.now()));
+            assertThat(batch).isEqualTo(new RedriveResult(1, 2, second));
+            assertThat(info(first).state()).as("its key is held by a live message").isEqualTo(MessageState.DEAD);
+            assertThat(store.redrive(RedriveCommand.batch(NS, "a", batch.lastId(), 2, clock.now())))
+                    .isEqualTo(new RedriveResult(1, 1, third));
+            assertThat(store.redrive(RedriveCommand.batch(NS, "a", third, 2, clock.now()))).isEqualTo(new RedriveResult(0, 0, third));
+            assertThat(store.stats(NS).topic("b").dead()).isEqualTo(1);
+        }
+
+        @Test
+        void purgesAtMostABatchLowestIdsFirst() {
+            long a1 = dead("a", null);
+            long a2 = dead("a", null);
+            long a3 = dead("a", null);
+
+            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "a", 2))).isEqualTo(2);
+            assertThat(store.deadLetter(NS, a1)).isEmpty();
+            assertThat(store.deadLetter(NS, a2)).isEmpty();
+            assertThat(store.deadLetter(NS, a3)).isPresent();
         }
 
         @Test
@@ -565,12 +595,12 @@ class InMemoryMessageStoreTest {
             dead("b", null);
             dead("c", null);
 
-            assertThat(store.purgeDeadLetters(new PurgeCommand("elsewhere", a1, null))).isZero();
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null))).isEqualTo(1);
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null))).isZero();
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "a"))).isEqualTo(1);
+            assertThat(store.purgeDeadLetters(new PurgeCommand("elsewhere", a1, null, 1000))).isZero();
+            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null, 1000))).isEqualTo(1);
+            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null, 1000))).isZero();
+            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "a", 1000))).isEqualTo(1);
             assertThat(store.stats(NS).dead()).isEqualTo(2);
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null))).isEqualTo(2);
+            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null, 1000))).isEqualTo(2);
             assertThat(store.stats(NS).dead()).isZero();
         }
 

@@ -20,6 +20,7 @@ import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.RedriveResult;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
@@ -464,17 +465,19 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public int redrive(RedriveCommand command) {
+    public RedriveResult redrive(RedriveCommand command) {
         if (command.id() == null && command.topic() == null) {
-            return 0;
+            return new RedriveResult(0, 0, command.afterId());
         }
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", command.namespace());
         params.put("id", command.id());
         params.put("topic", command.topic());
+        params.put("afterId", command.afterId());
+        params.put("limit", command.limit());
         params.put("now", command.now());
         Rows.RedriveRow row = autoCommit("redrive", session -> session.selectOne("queue.redrive", params));
-        return row.redriven;
+        return new RedriveResult(row.redriven, row.examined, row.lastId);
     }
 
     @Override
@@ -483,6 +486,7 @@ final class PostgresMessageStore implements MessageStore {
         params.put("namespace", command.namespace());
         params.put("id", command.id());
         params.put("topic", command.topic());
+        params.put("limit", command.limit());
         return autoCommit("purge of dead letters", session -> session.delete("queue.purgeDeadLetters", params));
     }
 

@@ -75,6 +75,8 @@ final class Rows {
 
     static final class RedriveRow {
         int redriven;
+        int examined;
+        long lastId;
         long notified;
     }
 

@@ -16,6 +16,7 @@ import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.RedriveResult;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
@@ -430,7 +431,7 @@ class PostgresMessageStoreTest {
                 .containsExactly(ids.get(1), ids.get(3));
         assertThat(store.deadLetters(new DeadLetterQuery("other", null, 0, 10))).isEmpty();
 
-        assertThat(store.redrive(new RedriveCommand(NS, ids.get(0), null, T0.plusSeconds(1)))).isEqualTo(1);
+        assertThat(store.redrive(RedriveCommand.one(NS, ids.get(0), T0.plusSeconds(1))).redriven()).isEqualTo(1);
         MessageInfo back = info(ids.get(0));
         assertThat(back.state()).isEqualTo(MessageState.PENDING);
         assertThat(back.attempts()).isZero();
@@ -438,13 +439,37 @@ class PostgresMessageStoreTest {
         assertThat(back.lastError()).isEqualTo("e" + ids.get(0));
         assertThat(back.publishedAt()).isEqualTo(T0);
 
-        assertThat(store.redrive(new RedriveCommand(NS, null, "b", T0))).isEqualTo(2);
-        assertThat(store.redrive(new RedriveCommand("other", ids.get(2), null, T0))).isZero();
-        assertThat(store.purgeDeadLetters(new PurgeCommand("other", null, null))).isZero();
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, ids.get(2), null))).isEqualTo(1);
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null))).isEqualTo(1);
+        assertThat(store.redrive(RedriveCommand.batch(NS, "b", 0, 1000, T0)).redriven()).isEqualTo(2);
+        assertThat(store.redrive(RedriveCommand.one("other", ids.get(2), T0)).redriven()).isZero();
+        assertThat(store.purgeDeadLetters(new PurgeCommand("other", null, null, 1000))).isZero();
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, ids.get(2), null, 1000))).isEqualTo(1);
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null, 1000))).isEqualTo(1);
         assertThat(db.count("dead_letters")).isZero();
         assertThat(db.count("messages")).isEqualTo(3);
+    }
+
+    @Test
+    void redriveAndPurgeGoBatchByBatchMovingPastDeadLettersWhoseKeyIsHeld() {
+        NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
+        NewMessage plain = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, null, Duration.ZERO);
+        List<Long> ids = new ArrayList<>();
+        for (NewMessage message : List.of(keyed, plain, plain, plain, plain)) {
+            ids.add(db.publish(message, T0));
+        }
+        for (ClaimedMessage claimed : store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, T0))) {
+            store.buryIfLeased(new BuryCommand(NS, lease(claimed), "x", T0));
+        }
+        db.publish(keyed, T0);
+
+        RedriveResult first = store.redrive(RedriveCommand.batch(NS, "t", 0, 2, T0));
+        assertThat(first).as("the keyed one stays dead, the cursor moves past it").isEqualTo(new RedriveResult(1, 2, ids.get(1)));
+        assertThat(store.redrive(RedriveCommand.batch(NS, "t", first.lastId(), 2, T0))).isEqualTo(new RedriveResult(2, 2, ids.get(3)));
+        assertThat(store.redrive(RedriveCommand.batch(NS, "t", ids.get(3), 2, T0))).isEqualTo(new RedriveResult(1, 1, ids.get(4)));
+        assertThat(store.redrive(RedriveCommand.batch(NS, "t", ids.get(4), 2, T0))).isEqualTo(new RedriveResult(0, 0, ids.get(4)));
+
+        assertThat(db.count("dead_letters")).isEqualTo(1);
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "t", 1))).isEqualTo(1);
+        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "t", 1))).isZero();
     }
 
     @Test
@@ -454,8 +479,8 @@ class PostgresMessageStoreTest {
         store.buryIfLeased(new BuryCommand(NS, lease(db.claimOne("t", 1, T0)), "x", T0));
         long live = db.publish(keyed, T0);
 
-        assertThat(store.redrive(new RedriveCommand(NS, dead, null, T0))).isZero();
-        assertThat(store.redrive(new RedriveCommand(NS, null, "t", T0))).isZero();
+        assertThat(store.redrive(RedriveCommand.one(NS, dead, T0)).redriven()).isZero();
+        assertThat(store.redrive(RedriveCommand.batch(NS, "t", 0, 1000, T0)).redriven()).isZero();
 
         assertThat(info(dead).state()).isEqualTo(MessageState.DEAD);
         assertThat(info(live).state()).isEqualTo(MessageState.PENDING);

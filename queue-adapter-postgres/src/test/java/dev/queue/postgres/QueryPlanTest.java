@@ -164,7 +164,7 @@ class QueryPlanTest {
             for (int i = 1; i < 2_000; i += 2) {
                 store.buryIfLeased(new BuryCommand(NS, new LeaseRef(claimed.get(i).id(), 1), "x", null));
             }
-            assertThat(store.redrive(new RedriveCommand(NS, null, "t", null))).isEqualTo(1_000);
+            assertThat(store.redrive(RedriveCommand.batch(NS, "t", 0, 1000, null)).redriven()).isEqualTo(1_000);
             assertThat(store.stats(NS).completed()).isEqualTo(5_000);
             assertThat(store.stats(NS).pending()).isEqualTo(1_000);
         } finally {

@@ -9,6 +9,7 @@ import dev.queue.domain.port.DeadLetterQuery;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.RedriveResult;
 import dev.queue.domain.rules.InputRules;
 
 import java.util.List;
@@ -22,13 +23,15 @@ final class DeadLettersService implements DeadLetters {
     private final InputRules rules;
     private final CallGate calls;
     private final StoreTime time;
+    private final int batchSize;
 
-    DeadLettersService(String namespace, MessageStore store, InputRules rules, CallGate calls, StoreTime time) {
+    DeadLettersService(String namespace, MessageStore store, InputRules rules, CallGate calls, StoreTime time, int batchSize) {
         this.namespace = namespace;
         this.store = store;
         this.rules = rules;
         this.calls = calls;
         this.time = time;
+        this.batchSize = batchSize;
     }
 
     @Override
@@ -60,29 +63,52 @@ final class DeadLettersService implements DeadLetters {
 
     @Override
     public boolean redrive(MessageId id) {
-        return calls.call(() -> store.redrive(new RedriveCommand(namespace, requireId(id), null, time.forCommand())) > 0);
+        return calls.call(() -> store.redrive(RedriveCommand.one(namespace, requireId(id), time.forCommand())).redriven() > 0);
     }
 
+    /** Batch after batch, each its own store call, so no call locks or moves more than a batch of rows. */
     @Override
     public int redriveAll(String topic) {
         rules.topic(topic);
-        return calls.call(() -> store.redrive(new RedriveCommand(namespace, null, topic, time.forCommand())));
+        return calls.call(() -> {
+            int redriven = 0;
+            long after = 0;
+            while (true) {
+                RedriveResult batch = store.redrive(RedriveCommand.batch(namespace, topic, after, batchSize, time.forCommand()));
+                redriven += batch.redriven();
+                if (batch.examined() < batchSize) {
+                    return redriven;
+                }
+                after = batch.lastId();
+            }
+        });
     }
 
     @Override
     public boolean purge(MessageId id) {
-        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null)) > 0);
+        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null, 1)) > 0);
     }
 
     @Override
     public int purgeAll(String topic) {
         rules.topic(topic);
-        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, null, topic)));
+        return calls.call(() -> purgeInBatches(topic));
     }
 
     @Override
     public int purgeAll() {
-        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, null, null)));
+        return calls.call(() -> purgeInBatches(null));
+    }
+
+    private int purgeInBatches(String topic) {
+        int purged = 0;
+        while (true) {
+            int batch = store.purgeDeadLetters(new PurgeCommand(namespace, null, topic, batchSize));
+            purged += batch;
+            if (batch < batchSize) {
+                return purged;
+            }
+        }
     }
 
     private static long requireId(MessageId id) {

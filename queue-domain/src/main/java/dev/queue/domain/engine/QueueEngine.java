@@ -109,7 +109,7 @@ public final class QueueEngine implements Queue {
     }
 
     private NamespaceService newNamespace(String name) {
-        DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time);
+        DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time, tuning.deadLetterBatch());
         SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time.clock(), mapping, schedulesChanged);
         SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time.clock(), options, subscriptions, tuning);
         return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,

@@ -48,10 +48,10 @@ public interface MessageStore {
 
     Optional<DeadLetter> deadLetter(String namespace, long id);
 
-    /** How many dead letters became pending. */
-    int redrive(RedriveCommand command);
+    /** One batch: how many dead letters became pending, and where the next batch starts. */
+    RedriveResult redrive(RedriveCommand command);
 
-    /** How many dead letters were deleted. */
+    /** How many dead letters were deleted (at most the command's limit). */
     int purgeDeadLetters(PurgeCommand command);
 
     NamespaceStats stats(String namespace);

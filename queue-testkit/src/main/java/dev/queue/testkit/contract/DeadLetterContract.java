@@ -36,6 +36,54 @@ public abstract class DeadLetterContract extends ContractSupport {
         return ns.deadLetters();
     }
 
+    /** More dead letters than a store call of the engine redrives or purges at once. */
+    private static final int BEYOND_ONE_BATCH = 2_345;
+
+    /** Publishes {@code count} one-attempt messages to the topic and lets every lease expire: all dead letters. */
+    private void manyDeadLetters(String topic, int count) {
+        List<Message> batch = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            batch.add(Message.to(topic).maxAttempts(1).json("{\"n\":" + i + "}"));
+        }
+        ns.publishAll(batch);
+        int pulled = 0;
+        while (pulled < count) {
+            pulled += ns.pull(pull(topic).limit(1000).visibility(Duration.ofSeconds(30))).size();
+        }
+        advance(Duration.ofSeconds(31));
+        // Each pull rescues at most a batch of expired leases, and at most once per sweep interval.
+        for (int pass = 0; ns.stats().topic(topic).dead() < count && pass < 20; pass++) {
+            assertThat(tryPullOne(topic)).isEmpty();
+            advance(options().sweepInterval().plusMillis(1));
+        }
+        assertThat(ns.stats().topic(topic).dead()).isEqualTo(count);
+    }
+
+    @Test
+    public void redriveAllAndPurgeAllReachEveryDeadLetterOfATopicHoweverMany() {
+        manyDeadLetters("bulk", BEYOND_ONE_BATCH);
+        manyDeadLetters("other", 3);
+
+        assertThat(dl().redriveAll("bulk")).isEqualTo(BEYOND_ONE_BATCH);
+        assertThat(ns.stats().topic("bulk").dead()).isZero();
+        assertThat(ns.stats().topic("bulk").pending()).isEqualTo(BEYOND_ONE_BATCH);
+        assertThat(ns.stats().topic("other").dead()).as("another topic's dead letters stay").isEqualTo(3);
+        assertThat(ns.pull(pull("bulk").limit(1000))).hasSize(1000)
+                .allSatisfy(delivery -> assertThat(delivery.attempt()).as("attempts start again").isEqualTo(1));
+    }
+
+    @Test
+    public void purgeAllOfATopicDeletesEveryDeadLetterHoweverMany() {
+        manyDeadLetters("bulk", BEYOND_ONE_BATCH);
+        manyDeadLetters("other", 3);
+
+        assertThat(dl().purgeAll("bulk")).isEqualTo(BEYOND_ONE_BATCH);
+        assertThat(ns.stats().topic("bulk").dead()).isZero();
+        assertThat(dl().list("bulk", Page.first(10))).isEmpty();
+        assertThat(ns.stats().topic("other").dead()).isEqualTo(3);
+        assertThat(dl().purgeAll()).isEqualTo(3);
+    }
+
     @Test
     public void runningOutOfAttemptsThroughNackDeadLetters() {
         MessageId id = publish(Message.to("t").maxAttempts(3));
