@@ -321,11 +321,6 @@ final class PostgresMessageStore implements MessageStore {
                 row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12));
     }
 
-    /** The plan of the claim statement, as EXPLAIN prints it (nothing is claimed). */
-    List<String> explainClaim(ClaimCommand command) {
-        return autoCommit("explain claim", session -> session.selectList("queue.explainClaim", claimParams(command)));
-    }
-
     /** The claim's parameters, as every claim of this store binds them. */
     Map<String, Object> claimParams(ClaimCommand command) {
         Map<String, Object> params = new HashMap<>();

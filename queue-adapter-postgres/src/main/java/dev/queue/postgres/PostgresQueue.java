@@ -60,15 +60,12 @@ public final class PostgresQueue implements Queue {
 
     private final QueueEngine engine;
     private final PostgresMessageStore store;
-    private final PostgresWakeUps wakeUps;
     private final PostgresQueueConfig config;
     private final ConcurrentHashMap<String, PostgresNamespace> namespaces = new ConcurrentHashMap<>();
 
-    private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresWakeUps wakeUps,
-                          PostgresQueueConfig config) {
+    private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresQueueConfig config) {
         this.engine = engine;
         this.store = store;
-        this.wakeUps = wakeUps;
         this.config = config;
     }
 
@@ -200,7 +197,7 @@ public final class PostgresQueue implements Queue {
                     })
                     .build();
             LOG.info("queue started on schema {} ({})", schema, config);
-            return new PostgresQueue(engine, store, listener, config);
+            return new PostgresQueue(engine, store, config);
         } catch (RuntimeException e) {
             release(listener, ownedPool);
             throw e;
@@ -274,13 +271,6 @@ public final class PostgresQueue implements Queue {
             aware.completedInCallerTransaction();
         }
         return outcome;
-    }
-
-    // ------------------------------------------------------------------ internals (tests)
-
-    /** Null when the queue does not listen. */
-    PostgresWakeUps wakeUps() {
-        return wakeUps;
     }
 
     private void ensureOpen() {

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -121,9 +123,13 @@ class PostgresQueueTest {
     void aMessagePublishedInARolledBackTransactionIsNeverStoredDeliveredNorAnnounced() throws Exception {
         start(LONG_SWEEP);
         Namespace ns = queue.defaultNamespace();
-        AtomicInteger rolledBackWakeUps = new AtomicInteger();
-        queue.wakeUps().listen(DEFAULT, List.of("rolled-back"), rolledBackWakeUps::incrementAndGet);
         Set<String> handled = ConcurrentHashMap.newKeySet();
+        // A listener of the test's own on the queue's wake-up channel: what the rollback announced, if anything.
+        Connection listening = pool.getConnection();
+        listening.setAutoCommit(true);
+        try (Statement listen = listening.createStatement()) {
+            listen.execute("LISTEN \"" + queue.config().channel() + "\"");
+        }
         try (Subscription subscription = ns.subscribe(Subscriber.on("rolled-back", "marker")
                 .handleDelivery((d, ctx) -> handled.add(d.topic() + ":" + d.json())))) {
             assertThat(subscription.isRunning()).isTrue();
@@ -140,9 +146,19 @@ class PostgresQueueTest {
             // the marker committed after the rollback: had the rollback sent anything, it would have come first
             await().atMost(PROMPTLY).until(() -> handled.contains("marker:{}"));
             assertThat(handled).containsExactly("marker:{}");
-            assertThat(rolledBackWakeUps).hasValue(0);
+            List<String> announced = new ArrayList<>();
+            await().atMost(PROMPTLY).until(() -> {
+                PGNotification[] notifications = listening.unwrap(PGConnection.class).getNotifications(100);
+                for (PGNotification notification : notifications == null ? new PGNotification[0] : notifications) {
+                    announced.add(notification.getParameter());
+                }
+                return announced.contains(DEFAULT + "/marker");
+            });
+            assertThat(announced).doesNotContain(DEFAULT + "/rolled-back");
             assertThat(ns.inspect(rolledBack)).isEmpty();
             assertThat(ns.stats().topic("rolled-back").total()).isZero();
+        } finally {
+            listening.close();
         }
     }
 
@@ -283,10 +299,12 @@ class PostgresQueueTest {
             assertThat(delivery.payload(Map.class).get("amount")).isEqualTo(12);
             assertThat(ns.ack(delivery)).isEqualTo(Outcome.ACKED);
             // publishing and pulling never listen: the listening connection comes with the first subscription
-            assertThat(connected.wakeUps().backendPid()).isZero();
+            String listener = "queue " + config.schema() + " listener";
+            assertThat(count("pg_stat_activity WHERE application_name = '" + listener + "'")).isZero();
             ns.subscribe(Subscriber.on("invoice").handleDelivery((d, ctx) -> { }));
-            listenerPid = connected.wakeUps().backendPid();
-            assertThat(listenerPid).isPositive();
+            await().atMost(PROMPTLY).until(() -> count("pg_stat_activity WHERE application_name = '" + listener + "'") == 1);
+            listenerPid = ((Number) StoreFixture.firstColumn(PostgresTestServer.dataSource(),
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = '" + listener + "'").get(0)).intValue();
         } finally {
             connected.close();
         }
@@ -304,8 +322,8 @@ class PostgresQueueTest {
 
     @Test
     void withoutListeningSubscribersStillFindWorkBySweeping() {
-        queue = PostgresQueue.create(pool, config(Duration.ofMillis(100)).listen(false));
-        assertThat(queue.wakeUps()).isNull();
+        PostgresQueueConfig config = config(Duration.ofMillis(100)).listen(false);
+        queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
         Namespace ns = queue.defaultNamespace();
         Set<MessageId> handled = ConcurrentHashMap.newKeySet();
         try (Subscription subscription = ns.subscribe(Subscriber.on("t").handleDelivery((d, ctx) -> handled.add(d.id())))) {
@@ -313,6 +331,10 @@ class PostgresQueueTest {
             MessageId id = ns.publish(Message.to("t").json("{}")).id();
             await().atMost(PROMPTLY).until(() -> handled.contains(id));
         }
+        assertThat(count("pg_stat_activity WHERE application_name = 'queue " + config.schema() + " listener'"))
+                .as("a listener session").isZero();
+        assertThat(count("pg_stat_activity WHERE application_name = 'queue " + config.schema() + "'"))
+                .as("the queue's own sessions, so the check above looks in the right place").isPositive();
     }
 
     @Test

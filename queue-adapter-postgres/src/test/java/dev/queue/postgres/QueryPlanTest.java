@@ -50,7 +50,7 @@ class QueryPlanTest {
             db.execute("ANALYZE $s.messages");
 
             for (List<String> topics : List.of(List.of("t3"), List.of("t3", "t4", "t5"))) {
-                String plan = String.join("\n", db.store.explainClaim(
+                String plan = String.join("\n", db.explainClaim(
                         new ClaimCommand(NS, topics, "w", 10, Duration.ofSeconds(30), 2, NOW)));
                 assertThat(plan).contains("messages_claim_idx").contains("LockRows")
                         .doesNotContain("Seq Scan on messages m\n");

@@ -6,8 +6,14 @@ import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
+import org.apache.ibatis.builder.xml.XMLMapperBuilder;
+import org.apache.ibatis.session.Configuration;
+import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -22,6 +28,7 @@ import java.util.Map;
 final class StoreFixture implements AutoCloseable {
 
     static final String NS = "ns";
+    private static final String PLAN_MAPPER = "dev/queue/postgres/PlanMapper.xml";
 
     final HikariDataSource pool;
     final String schema;
@@ -59,6 +66,21 @@ final class StoreFixture implements AutoCloseable {
 
     List<ClaimedMessage> claim(String topic, int limit, long token, Instant now) {
         return store.claim(new ClaimCommand(NS, List.of(topic), "w", limit, Duration.ofSeconds(30), token, now));
+    }
+
+    /** The plan of the claim statement exactly as the store binds it, as EXPLAIN prints it (nothing is claimed). */
+    List<String> explainClaim(ClaimCommand command) {
+        Configuration configuration = sessions.getConfiguration();
+        if (!configuration.hasStatement("queue.explainClaim")) {
+            try (InputStream mapper = StoreFixture.class.getResourceAsStream("/" + PLAN_MAPPER)) {
+                new XMLMapperBuilder(mapper, configuration, PLAN_MAPPER, configuration.getSqlFragments()).parse();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        try (SqlSession session = sessions.openSession(true)) {
+            return session.selectList("queue.explainClaim", store.claimParams(command));
+        }
     }
 
     ClaimedMessage claimOne(String topic, long token, Instant now) {
