@@ -77,6 +77,41 @@ public final class PostgresQueueConfig {
         this.clock = clock;
     }
 
+    /** The fields of a configuration while a wither changes one of them. */
+    private static final class Values {
+        String schema;
+        QueueOptions queueOptions;
+        int poolSize;
+        boolean migrateOnStart;
+        CompletedRetention completedRetention;
+        boolean listen;
+        ManualClock clock;
+        Duration notifyWindow;
+        Duration vacuumInterval;
+        boolean durableAcknowledgements;
+
+        Values(PostgresQueueConfig from) {
+            schema = from.schema;
+            queueOptions = from.queueOptions;
+            poolSize = from.poolSize;
+            migrateOnStart = from.migrateOnStart;
+            completedRetention = from.completedRetention;
+            listen = from.listen;
+            clock = from.clock;
+            notifyWindow = from.notifyWindow;
+            vacuumInterval = from.vacuumInterval;
+            durableAcknowledgements = from.durableAcknowledgements;
+        }
+    }
+
+    /** A copy with one change: every wither goes through here, checked before it is called. */
+    private PostgresQueueConfig with(java.util.function.Consumer<Values> change) {
+        Values next = new Values(this);
+        change.accept(next);
+        return new PostgresQueueConfig(next.schema, next.queueOptions, next.poolSize, next.migrateOnStart, next.completedRetention,
+                next.listen, next.clock, next.notifyWindow, next.vacuumInterval, next.durableAcknowledgements);
+    }
+
     /**
      * Schema "queue", default queue options, a pool of 10, migrations on start, delete on completion, listen,
      * claims and acknowledgements without waiting for their flush.
@@ -92,14 +127,14 @@ public final class PostgresQueueConfig {
      */
     public PostgresQueueConfig schema(String value) {
         checkSchema(value);
-        return new PostgresQueueConfig(value, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.schema = value);
     }
 
     public PostgresQueueConfig queueOptions(QueueOptions value) {
         if (value == null) {
             throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
         }
-        return new PostgresQueueConfig(schema, value, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.queueOptions = value);
     }
 
     /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
@@ -107,22 +142,22 @@ public final class PostgresQueueConfig {
         if (value < 1 || value > MAX_POOL_SIZE) {
             throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
         }
-        return new PostgresQueueConfig(schema, queueOptions, value, migrateOnStart, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.poolSize = value);
     }
 
     public PostgresQueueConfig migrateOnStart(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, value, completedRetention, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.migrateOnStart = value);
     }
 
     public PostgresQueueConfig completedRetention(CompletedRetention value) {
         if (value == null) {
             throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, value, listen, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.completedRetention = value);
     }
 
     public PostgresQueueConfig listen(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, value, clock, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.listen = value);
     }
 
     /**
@@ -130,7 +165,7 @@ public final class PostgresQueueConfig {
      * Null (the default): the database clock decides due times and leases, one clock for the whole fleet.
      */
     public PostgresQueueConfig clock(ManualClock value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, value, notifyWindow, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.clock = value);
     }
 
     public String schema() {
@@ -164,7 +199,7 @@ public final class PostgresQueueConfig {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
             throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, value, vacuumInterval, durableAcknowledgements);
+        return with(next -> next.notifyWindow = value);
     }
 
     /**
@@ -177,7 +212,7 @@ public final class PostgresQueueConfig {
         if (value == null || value.isNegative() || value.compareTo(Duration.ofHours(1)) > 0) {
             throw new InvalidInputException("vacuumInterval", value, "0 (off) to 1 h");
         }
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow, value, durableAcknowledgements);
+        return with(next -> next.vacuumInterval = value);
     }
 
     public Duration vacuumInterval() {
@@ -196,8 +231,7 @@ public final class PostgresQueueConfig {
      * the cost measured in docs/benchmarks.md.
      */
     public PostgresQueueConfig durableAcknowledgements(boolean value) {
-        return new PostgresQueueConfig(schema, queueOptions, poolSize, migrateOnStart, completedRetention, listen, clock, notifyWindow,
-                vacuumInterval, value);
+        return with(next -> next.durableAcknowledgements = value);
     }
 
     public boolean durableAcknowledgements() {
@@ -233,10 +267,12 @@ public final class PostgresQueueConfig {
         }
     }
 
+    /** Every field, so a logged configuration says all there is to know. */
     @Override
     public String toString() {
         return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
-                + ", completedRetention=" + completedRetention + ", listen=" + listen
-                + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + '}';
+                + ", completedRetention=" + completedRetention + ", listen=" + listen + ", notifyWindow=" + notifyWindow
+                + ", vacuumInterval=" + vacuumInterval + ", durableAcknowledgements=" + durableAcknowledgements
+                + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + ", queueOptions=" + queueOptions + '}';
     }
 }

@@ -15,6 +15,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PostgresQueueConfigTest {
 
     @Test
+    void toStringNamesEveryFieldAndTheQueueOptionsTheirs() {
+        String shown = PostgresQueueConfig.defaults().clock(new ManualClock(java.time.Instant.parse("2030-01-01T00:00:00Z"))).toString();
+        for (Class<?> type : java.util.List.of(PostgresQueueConfig.class, QueueOptions.class)) {
+            for (java.lang.reflect.Field field : type.getDeclaredFields()) {
+                if (!java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
+                    assertThat(shown).as("%s.%s", type.getSimpleName(), field.getName()).contains(field.getName() + "=");
+                }
+            }
+        }
+        assertThat(shown).contains("clock=manual 2030-01-01T00:00:00Z");
+    }
+
+    @Test
     void defaultsAreDocumented() {
         PostgresQueueConfig config = PostgresQueueConfig.defaults();
 

@@ -132,4 +132,12 @@ public final class QueueOptions {
     public PayloadCodec codec() {
         return codec;
     }
+
+    @Override
+    public String toString() {
+        return "QueueOptions{defaultMaxAttempts=" + defaultMaxAttempts + ", maxPayloadBytes=" + maxPayloadBytes
+                + ", defaultBackoff=" + defaultBackoff + ", topicBackoffs=" + topicBackoffs + ", sweepInterval=" + sweepInterval
+                + ", scheduleTickInterval=" + scheduleTickInterval + ", closeTimeout=" + closeTimeout
+                + ", codec=" + (codec == null ? "the adapter's" : codec.getClass().getName()) + '}';
+    }
 }
