@@ -2,6 +2,7 @@ package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -36,8 +38,8 @@ final class AckBatcher {
 
     private static final Logger log = LoggerFactory.getLogger(AckBatcher.class);
     /** The pauses between tries of a failed store call recording handler results, here and in the runtime. */
-    static final long FIRST_RETRY_PAUSE_MILLIS = 50;
-    static final long MAX_RETRY_PAUSE_MILLIS = 2_000;
+    static final Duration FIRST_RETRY_PAUSE = Duration.ofMillis(50);
+    static final Duration MAX_RETRY_PAUSE = Duration.ofSeconds(2);
 
     private final String namespace;
     private final Function<List<LeaseRef>, Set<Long>> complete;
@@ -108,6 +110,7 @@ final class AckBatcher {
 
     private void run() {
         long retryPauseMillis = 0;
+        int failures = 0;
         while (true) {
             List<Pending> batch;
             boolean mayRetry;
@@ -149,9 +152,11 @@ final class AckBatcher {
                     List<Pending> again = stillWorthRetrying(batch);
                     settled = batch.size() - again.size();
                     requeue(again);
-                    retryPauseMillis = retryPauseMillis == 0 ? FIRST_RETRY_PAUSE_MILLIS
-                            : Math.min(MAX_RETRY_PAUSE_MILLIS, retryPauseMillis * 2);
+                    failures++;
+                    retryPauseMillis = RetryPause.after(failures, FIRST_RETRY_PAUSE, MAX_RETRY_PAUSE,
+                            ThreadLocalRandom.current()::nextDouble).toMillis();
                 } else {
+                    failures = 0;
                     retryPauseMillis = 0;
                 }
             } finally {

@@ -2,6 +2,7 @@ package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
 import dev.queue.domain.port.Clock;
+import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,6 +14,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,6 +28,8 @@ final class Dispatcher {
 
     /** A subscription speaks under one logger name, whichever of its parts is talking. */
     private static final Logger log = LoggerFactory.getLogger(SubscriberRuntime.class);
+    private static final Duration FIRST_FAILURE_PAUSE = Duration.ofMillis(100);
+    private static final Duration MAX_FAILURE_PAUSE = Duration.ofSeconds(5);
 
     private final NamespaceService namespace;
     private final List<String> topics;
@@ -162,7 +166,8 @@ final class Dispatcher {
                 }
             } catch (RuntimeException e) {
                 failures++;
-                Duration pause = Duration.ofMillis(Math.min(5_000, 50L << Math.min(failures, 7)));
+                Duration pause = RetryPause.after((int) Math.min(failures, Integer.MAX_VALUE), FIRST_FAILURE_PAUSE, MAX_FAILURE_PAUSE,
+                        ThreadLocalRandom.current()::nextDouble);
                 log.warn("subscriber {} (namespace {}, topics {}) could not {}; retrying in {} ms: {}", label,
                         namespace.name(), topics, operation, pause.toMillis(), e.toString());
                 awaitWake(pause);

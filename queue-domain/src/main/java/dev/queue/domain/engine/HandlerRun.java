@@ -9,6 +9,7 @@ import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.Subscriber;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
+import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -149,19 +150,22 @@ final class HandlerRun {
 
     /**
      * Runs a store call that records a handler's result (a retry, a dead letter, an acknowledgement), retrying it
-     * when the store is unavailable, with a pause growing from 50 ms to 2 s, for as long as a lease lasts from now:
+     * when the store is unavailable, with a pause growing from 50 ms to 2 s (jittered), for as long as a lease lasts from now:
      * the same bound acknowledgements have. Given up, the message waits for its lease to expire and spends an attempt;
      * retried, it runs again after its backoff. Each statement is guarded by the lease, so repeating one that did
      * commit changes nothing (it then finds the message no longer held).
      */
     private Recorded recordResult(Delivery delivery, String what, Supplier<Outcome> call) {
         long deadline = System.nanoTime() + lease.toNanos();
-        long pauseMillis = AckBatcher.FIRST_RETRY_PAUSE_MILLIS;
+        int failures = 0;
         boolean retried = false;
         while (true) {
             try {
                 return new Recorded(call.get(), retried);
             } catch (StoreUnavailableException e) {
+                failures++;
+                long pauseMillis = RetryPause.after(failures, AckBatcher.FIRST_RETRY_PAUSE, AckBatcher.MAX_RETRY_PAUSE,
+                        ThreadLocalRandom.current()::nextDouble).toMillis();
                 if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - deadline > 0) {
                     throw e;
                 }
@@ -179,7 +183,6 @@ final class HandlerRun {
                     throw e;
                 }
                 retried = true;
-                pauseMillis = Math.min(AckBatcher.MAX_RETRY_PAUSE_MILLIS, pauseMillis * 2);
             }
         }
     }

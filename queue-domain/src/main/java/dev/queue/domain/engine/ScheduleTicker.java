@@ -2,12 +2,14 @@ package dev.queue.domain.engine;
 
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FiredMessage;
+import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Fires due schedules of every namespace by itself, so applications need no external cron: every tick
@@ -58,7 +60,8 @@ final class ScheduleTicker {
                 }
             } catch (RuntimeException e) {
                 failures++;
-                wait = Duration.ofMillis(Math.min(10_000, 100L << Math.min(failures, 7)));
+                wait = RetryPause.after((int) Math.min(failures, Integer.MAX_VALUE), Duration.ofMillis(200), Duration.ofSeconds(10),
+                        ThreadLocalRandom.current()::nextDouble);
                 log.warn("schedule ticker could not fire due schedules; retrying in {} ms: {}", wait.toMillis(), e.toString());
             }
             await(wait);
