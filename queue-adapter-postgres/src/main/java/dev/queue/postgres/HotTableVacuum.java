@@ -94,8 +94,9 @@ final class HotTableVacuum implements AutoCloseable {
             long left = deadTuples();
             log.debug("schema {}: vacuumed the hot table ({} dead row versions, {} left) in {} ms", schema, dead, left,
                     (System.nanoTime() - start) / 1_000_000);
-            if (removedAlmostNothing(dead, left)) {
-                backOff(horizon != null ? horizon : horizon(), left);
+            Horizon holder = removedAlmostNothing(dead, left) ? horizon() : null;
+            if (holder != null && holder.heldSince(System.nanoTime() - start)) {
+                backOff(holder, left);
             } else if (pinned != null) {
                 log.info("schema {}: the vacuum horizon moved and vacuum removed {} dead row versions of the hot table; "
                         + "its vacuum is back to its usual cadence", schema, dead - left);
@@ -109,7 +110,9 @@ final class HotTableVacuum implements AutoCloseable {
     }
 
     /**
-     * Less than a tenth removed and still past the threshold. (On PostgreSQL 14 and older the statistics lag a
+     * Less than a tenth removed and still past the threshold. On a busy table that alone proves nothing: rows die
+     * while the vacuum runs, and those it cannot remove either; so the queue backs off only when the horizon's
+     * holder was there before this vacuum began. (On PostgreSQL 14 and older the statistics lag a
      * vacuum by up to half a second: a vacuum that did remove rows may look like this, and the next round, finding
      * the horizon moved, vacuums again.)
      */
@@ -118,9 +121,6 @@ final class HotTableVacuum implements AutoCloseable {
     }
 
     private void backOff(Horizon horizon, long left) {
-        if (horizon == null) {
-            horizon = Horizon.UNKNOWN;
-        }
         long now = nanoTime.getAsLong();
         if (pinned == null) {
             pinned = new Pinned(horizon, FIRST_BACKOFF, now + FIRST_BACKOFF.toNanos());
@@ -171,10 +171,15 @@ final class HotTableVacuum implements AutoCloseable {
     }
 
     /** The oldest transaction id or snapshot vacuum must respect, and who holds it. */
-    record Horizon(String xid, String holder, String details) {
+    record Horizon(String xid, String holder, String details, Long openMillis) {
 
-        static final Horizon UNKNOWN = new Horizon("", "a session this role cannot see",
-                " (pg_stat_activity, pg_prepared_xacts and pg_replication_slots show none older)");
+        /**
+         * Whether its transaction has been open at least this long. A prepared transaction, a replication slot or a
+         * standby's feedback has no start time: those hold the horizon for as long as they exist.
+         */
+        boolean heldSince(long nanosAgo) {
+            return openMillis == null || openMillis * 1_000_000L >= nanosAgo;
+        }
 
         static Horizon of(Map<String, Object> row) {
             String holder = String.valueOf(row.get("holder"));
@@ -190,7 +195,9 @@ final class HotTableVacuum implements AutoCloseable {
             appendIfPresent(details, "last query started at ", row.get("query_start"));
             appendIfPresent(details, "", row.get("xid_age") == null ? null : row.get("xid_age") + " transactions ago");
             details.append(')');
-            return new Horizon(Objects.toString(row.get("horizon"), ""), holder, details.toString());
+            Object openMillis = row.get("open_millis");
+            return new Horizon(Objects.toString(row.get("horizon"), ""), holder, details.toString(),
+                    openMillis == null ? null : ((Number) openMillis).longValue());
         }
 
         private static void appendIfPresent(StringBuilder details, String label, Object value) {

@@ -64,8 +64,9 @@ final class HandlerRun {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
                 String reason = "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage();
-                Outcome outcome = recordResult(delivery, "dead-lettering",
-                        () -> namespace.carryOut(delivery, new Lifecycle.DeadLetter(reason))).outcome();
+                Lifecycle.Decision decision = Lifecycle.decide(new Lifecycle.DeadLetterAsked(reason), delivery.attempt(),
+                        delivery.maxAttempts(), backoffFor(delivery), ThreadLocalRandom.current()::nextDouble);
+                Outcome outcome = recordResult(delivery, "dead-lettering", () -> namespace.carryOut(delivery, decision)).outcome();
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;

@@ -160,7 +160,6 @@ final class NamespaceService implements Namespace {
         return calls.call(() -> settle(delivery, new Lifecycle.Succeeded(), options.backoffFor(delivery.topic())));
     }
 
-
     @Override
     public Map<MessageId, Outcome> ackAll(Collection<Delivery> deliveries) {
         return calls.call(() -> completeAll(deliveries));
