@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -235,8 +236,10 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                     if (closed) {
                         break;
                     }
-                    LOG.warn("schema {}: cannot LISTEN ({}); retrying in {} ms", schema, e.getMessage(), backoff.toMillis());
-                    pause(backoff);
+                    // Spread over the upper half of the pause: replicas cut off together do not reconnect together.
+                    Duration wait = Duration.ofNanos((long) (backoff.toNanos() * (0.5 + 0.5 * ThreadLocalRandom.current().nextDouble())));
+                    LOG.warn("schema {}: cannot LISTEN ({}); retrying in {} ms", schema, e.getMessage(), wait.toMillis());
+                    pause(wait);
                     backoff = backoff.multipliedBy(2).compareTo(RECONNECT_MAX) > 0 ? RECONNECT_MAX : backoff.multipliedBy(2);
                 }
                 continue;

@@ -1,5 +1,6 @@
 package dev.queue.postgres;
 
+import dev.queue.api.StoreNotReadyException;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.slf4j.Logger;
@@ -105,7 +106,7 @@ final class SchemaMigrator {
             throw PostgresErrors.translate("the check of schema " + schema, e);
         }
         if (!Boolean.TRUE.equals(present)) {
-            throw new IllegalStateException("schema \"" + schema + "\" has no queue tables: apply the migrations in "
+            throw new StoreNotReadyException("schema \"" + schema + "\" has no queue tables: apply the migrations in "
                     + "db/queue/ (Flyway or Liquibase with the placeholder schema=" + schema
                     + ") or set PostgresQueueConfig.migrateOnStart(true)");
         }

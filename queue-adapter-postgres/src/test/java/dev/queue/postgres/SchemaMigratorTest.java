@@ -6,6 +6,7 @@ import dev.queue.api.Message;
 import dev.queue.api.MessageId;
 import dev.queue.api.Namespace;
 import dev.queue.api.Pull;
+import dev.queue.api.StoreNotReadyException;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -94,7 +95,7 @@ class SchemaMigratorTest {
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).migrateOnStart(false).listen(false);
 
         assertThatThrownBy(() -> PostgresQueue.create(pool, config))
-                .isInstanceOf(IllegalStateException.class)
+                .isInstanceOf(StoreNotReadyException.class)
                 .hasMessageContaining(schema)
                 .hasMessageContaining("migrateOnStart");
 
