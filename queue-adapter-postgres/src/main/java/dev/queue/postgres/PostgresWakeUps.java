@@ -1,6 +1,7 @@
 package dev.queue.postgres;
 
 import dev.queue.domain.port.WakeUps;
+import dev.queue.domain.rules.RetryPause;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.postgresql.PGConnection;
@@ -30,7 +31,7 @@ import java.util.function.Consumer;
  * (namespace, topic).
  *
  * <ul>
- *   <li>Connection loss: the thread reconnects with exponential backoff (50 ms doubling, capped at 5 s), and once
+ *   <li>Connection loss: the thread reconnects with exponential backoff (50 ms doubling, capped at 5 s, jittered), and once
  *       listening again calls every listener once, because notifications sent meanwhile are lost.</li>
  *   <li>Transaction-pooling proxies (PgBouncer in transaction mode) accept LISTEN but never deliver. After each
  *       LISTEN a probe notification is sent through the pool; when it does not arrive within the probe timeout,
@@ -213,7 +214,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     // ------------------------------------------------------------------ the listener thread
 
     private void run() {
-        Duration backoff = RECONNECT_INITIAL;
+        int failures = 0;
         long lastTraffic = System.nanoTime();
         while (!closed) {
             if (polling) {
@@ -230,17 +231,16 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                         LOG.info("schema {}: listening again for wake-ups; sweeping every listener once", schema);
                         wakeAll();
                     }
-                    backoff = RECONNECT_INITIAL;
+                    failures = 0;
                     lastTraffic = System.nanoTime();
                 } catch (SQLException | RuntimeException e) {
                     if (closed) {
                         break;
                     }
-                    // Spread over the upper half of the pause: replicas cut off together do not reconnect together.
-                    Duration wait = Duration.ofNanos((long) (backoff.toNanos() * (0.5 + 0.5 * ThreadLocalRandom.current().nextDouble())));
+                    failures++;
+                    Duration wait = RetryPause.after(failures, RECONNECT_INITIAL, RECONNECT_MAX, ThreadLocalRandom.current()::nextDouble);
                     LOG.warn("schema {}: cannot LISTEN ({}); retrying in {} ms", schema, e.getMessage(), wait.toMillis());
                     pause(wait);
-                    backoff = backoff.multipliedBy(2).compareTo(RECONNECT_MAX) > 0 ? RECONNECT_MAX : backoff.multipliedBy(2);
                 }
                 continue;
             }

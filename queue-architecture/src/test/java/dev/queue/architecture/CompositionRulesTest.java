@@ -26,19 +26,22 @@ class CompositionRulesTest {
     private static final Pattern ENGINE_FACES = Pattern.compile(Pattern.quote(ROOT_CLASS) + "(\\$Builder)?"
             + "|" + Pattern.quote("dev.queue.domain.engine.CompletionAware"));
 
+    /** The rules adapters follow too: the attempts rule for rows, and the pause between retries of a failed call. */
+    private static final Pattern RULE_FACES = Pattern.compile("dev\\.queue\\.domain\\.rules\\.(Lifecycle(\\$.*)?|RetryPause)");
+
     private static final DescribedPredicate<JavaClass> THE_COMPOSITION_ROOT =
             DescribedPredicate.describe("the composition root " + ROOT_CLASS, type -> THE_ROOT.matcher(type.getName()).matches());
 
     /**
      * The domain's types that are public only because another domain package uses them. Outside the domain, only
-     * its faces may be used: the ports, the clocks, the root and its builder, the transactional-ack hook and the
-     * attempts rule of {@code Lifecycle} (which an adapter's rescue follows for rows).
+     * its faces may be used: the ports, the clocks, the root and its builder, the transactional-ack hook, the
+     * attempts rule of {@code Lifecycle} (which an adapter's rescue follows for rows) and {@code RetryPause}.
      */
     private static final DescribedPredicate<JavaClass> DOMAIN_INTERNALS = DescribedPredicate.describe(
             "domain internals (the engine's collaborators, the input rules, the backoff and schedule planners)",
             type -> (type.getPackageName().equals("dev.queue.domain.engine") && !ENGINE_FACES.matcher(type.getName()).matches())
                     || type.getPackageName().startsWith("dev.queue.domain.schedule")
-                    || (type.getPackageName().equals("dev.queue.domain.rules") && !type.getName().startsWith("dev.queue.domain.rules.Lifecycle")));
+                    || (type.getPackageName().equals("dev.queue.domain.rules") && !RULE_FACES.matcher(type.getName()).matches()));
 
     @ArchTest
     static final ArchRule nothing_the_root_builds_leads_back_to_it =
