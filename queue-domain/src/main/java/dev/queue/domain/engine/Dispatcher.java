@@ -101,7 +101,7 @@ final class Dispatcher {
 
     /** The loop; runs on the dispatcher's thread until stopped. */
     void run() {
-        long failures = 0;
+        int failures = 0;
         while (!stopped) {
             String operation = "extend the leases of its running handlers";
             try {
@@ -166,7 +166,7 @@ final class Dispatcher {
                 }
             } catch (RuntimeException e) {
                 failures++;
-                Duration pause = RetryPause.after((int) Math.min(failures, Integer.MAX_VALUE), FIRST_FAILURE_PAUSE, MAX_FAILURE_PAUSE,
+                Duration pause = RetryPause.after(failures, FIRST_FAILURE_PAUSE, MAX_FAILURE_PAUSE,
                         ThreadLocalRandom.current()::nextDouble);
                 log.warn("subscriber {} (namespace {}, topics {}) could not {}; retrying in {} ms: {}", label,
                         namespace.name(), topics, operation, pause.toMillis(), e.toString());

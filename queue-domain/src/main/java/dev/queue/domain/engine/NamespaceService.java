@@ -183,8 +183,7 @@ final class NamespaceService implements Namespace {
             }
         }
         if (!leases.isEmpty()) {
-            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, leases, time.forCommand()));
-            for (Long id : done) {
+            for (Long id : completeLeases(leases)) {
                 outcomes.put(MessageId.of(id), Outcome.ACKED);
             }
         }
@@ -226,8 +225,7 @@ final class NamespaceService implements Namespace {
         LeaseRef lease = leaseOf(delivery);
         Instant now = time.forCommand();
         if (decision instanceof Lifecycle.Complete) {
-            Set<Long> done = store.completeIfLeased(new CompleteCommand(name, List.of(lease), now));
-            return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+            return completeLeases(List.of(lease)).contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
         }
         if (decision instanceof Lifecycle.Retry retry) {
             return store.retryIfLeased(new RetryCommand(name, lease, retry.delay(), InputRules.errorText(retry.error()), now));
@@ -235,8 +233,7 @@ final class NamespaceService implements Namespace {
         if (decision instanceof Lifecycle.DeadLetter deadLetter) {
             return store.buryIfLeased(new BuryCommand(name, lease, InputRules.errorText(deadLetter.error()), now));
         }
-        Set<Long> released = store.releaseIfLeased(new ReleaseCommand(name, List.of(lease), now));
-        return released.contains(lease.id()) ? Outcome.RELEASED : Outcome.LEASE_LOST;
+        return releaseLeases(List.of(lease)).contains(lease.id()) ? Outcome.RELEASED : Outcome.LEASE_LOST;
     }
 
     @Override
@@ -246,10 +243,8 @@ final class NamespaceService implements Namespace {
         if (!isOurs(delivery)) {
             return Outcome.LEASE_LOST;
         }
-        return calls.call(() -> {
-            Set<Long> extended = store.extendIfLeased(new ExtendCommand(name, List.of(leaseOf(delivery)), duration, time.forCommand()));
-            return extended.contains(delivery.id().value()) ? Outcome.EXTENDED : Outcome.LEASE_LOST;
-        });
+        return calls.call(() -> extendLeases(List.of(leaseOf(delivery)), duration).contains(delivery.id().value())
+                ? Outcome.EXTENDED : Outcome.LEASE_LOST);
     }
 
     /** The leases of these running handlers extended by {@code lease}: the ids still held. The runtime's path. */

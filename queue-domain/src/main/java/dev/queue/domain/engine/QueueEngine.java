@@ -176,7 +176,7 @@ public final class QueueEngine implements Queue {
             if (!namespace.equals(delivery.namespace())) {
                 return Outcome.LEASE_LOST;
             }
-            LeaseRef lease = new LeaseRef(delivery.id().value(), delivery.leaseToken());
+            LeaseRef lease = NamespaceService.leaseOf(delivery);
             Set<Long> done = statement.apply(new CompleteCommand(namespace, List.of(lease), time.forCommand()));
             return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
         });

@@ -42,7 +42,7 @@ final class ScheduleTicker {
     }
 
     private void run() {
-        long failures = 0;
+        int failures = 0;
         while (!stopped) {
             Duration wait = interval;
             try {
@@ -60,7 +60,7 @@ final class ScheduleTicker {
                 }
             } catch (RuntimeException e) {
                 failures++;
-                wait = RetryPause.after((int) Math.min(failures, Integer.MAX_VALUE), Duration.ofMillis(200), Duration.ofSeconds(10),
+                wait = RetryPause.after(failures, Duration.ofMillis(200), Duration.ofSeconds(10),
                         ThreadLocalRandom.current()::nextDouble);
                 log.warn("schedule ticker could not fire due schedules; retrying in {} ms: {}", wait.toMillis(), e.toString());
             }
