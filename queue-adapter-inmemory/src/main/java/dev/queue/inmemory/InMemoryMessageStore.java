@@ -8,21 +8,19 @@ import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.TopicStats;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
-import dev.queue.domain.port.FireCommand;
-import dev.queue.domain.port.FirePlan;
-import dev.queue.domain.port.FiredMessage;
-import dev.queue.domain.port.ScheduleRecord;
-import dev.queue.domain.port.ScheduleStore;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.CommandTime;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
 import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -31,9 +29,10 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
-import dev.queue.domain.time.SystemClock;
 import dev.queue.domain.rules.Lifecycle;
+import dev.queue.domain.time.SystemClock;
 import dev.queue.inmemory.InMemoryWakeUps.TopicKey;
 
 import java.time.Duration;
@@ -55,6 +54,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The message store of {@link InMemoryQueue}: the semantics every adapter implements, in the heap of one
@@ -62,11 +62,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * each topic sit in one sorted set per priority ordered by due time and id, so a claim takes the heads instead
  * of scanning; running messages sit in one set ordered by lease end, so a rescue visits only expired leases.
  *
- * <p>Time comes from each command's {@code now}; when a command carries none, from the clock given at
- * construction. Timestamps are kept at microsecond precision. Wake-ups are signalled after the lock is
+ * <p>Time comes from each command's {@link CommandTime}, reading the clock given at construction when it is the
+ * store's own. Timestamps are kept at microsecond precision. Wake-ups are signalled after the lock is
  * released. Besides the messages, the store records every stored publish ({@link #published()}) for tests.
  */
-public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
+public final class InMemoryMessageStore implements MessageStore {
 
     static final int PRIORITIES = 10;
     static final String LEASE_EXPIRED = "lease expired";
@@ -113,24 +113,41 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     // ------------------------------------------------------------------------------------------ publish
 
     @Override
-    public List<StoredOutcome> publish(PublishCommand command) {
+    public List<StoredOutcome> messageInsertMany(PublishCommand command) {
         List<NewMessage> messages = command.messages();
         for (int i = 0; i < messages.size(); i++) {
             check(messages.get(i), i);
         }
-        List<StoredOutcome> outcomes = new ArrayList<>(messages.size());
+        return storeUnderLock(command.time(), (now, store) -> {
+            List<StoredOutcome> outcomes = new ArrayList<>(messages.size());
+            for (NewMessage message : messages) {
+                outcomes.add(store.apply(message));
+            }
+            return outcomes;
+        });
+    }
+
+    /** Work that stores messages at one resolved time while the store's lock is held. */
+    interface StoringWork<T> {
+        T run(Instant now, Function<NewMessage, StoredOutcome> store);
+    }
+
+    /**
+     * Runs {@code work} under the lock at the command's time; listeners of the topics it stored into are woken once
+     * the lock is released.
+     */
+    <T> T storeUnderLock(CommandTime time, StoringWork<T> work) {
         Set<TopicKey> toWake = new LinkedHashSet<>();
+        T result;
         lock.lock();
         try {
-            Instant now = now(command.now());
-            for (NewMessage message : messages) {
-                outcomes.add(storeLocked(message, now, toWake));
-            }
+            Instant now = now(time);
+            result = work.run(now, message -> storeLocked(message, now, toWake));
         } finally {
             lock.unlock();
         }
         wakeUps.signal(toWake);
-        return outcomes;
+        return result;
     }
 
     /** Stores one message (or finds the holder of its key); the caller holds the lock. */
@@ -156,152 +173,6 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
         return new StoredOutcome(msg.id, false);
     }
 
-    // ------------------------------------------------------------------------------------------ schedules
-
-    private final Map<ScheduleKey, ScheduleRecord> schedules = new TreeMap<>();
-
-    private record ScheduleKey(String namespace, String name) implements Comparable<ScheduleKey> {
-        @Override
-        public int compareTo(ScheduleKey o) {
-            int byNamespace = namespace.compareTo(o.namespace);
-            return byNamespace != 0 ? byNamespace : name.compareTo(o.name);
-        }
-    }
-
-    @Override
-    public boolean insertSchedule(ScheduleRecord schedule) {
-        lock.lock();
-        try {
-            return schedules.putIfAbsent(new ScheduleKey(schedule.namespace(), schedule.name()), schedule) == null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public boolean replaceSchedule(ScheduleRecord schedule) {
-        lock.lock();
-        try {
-            ScheduleKey key = new ScheduleKey(schedule.namespace(), schedule.name());
-            ScheduleRecord stored = schedules.get(key);
-            if (stored == null) {
-                return false;
-            }
-            schedules.put(key, new ScheduleRecord(schedule.namespace(), schedule.name(), schedule.cron(), schedule.interval(),
-                    schedule.timeZone(), schedule.topic(), schedule.json(), schedule.headers(), schedule.priority(),
-                    schedule.maxAttempts(), schedule.startAt(), schedule.endAt(), schedule.missedRuns(), schedule.paused(),
-                    schedule.nextRunAt(), stored.lastRunAt(), stored.createdAt(), schedule.updatedAt()));
-            return true;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public boolean setPaused(String namespace, String name, boolean paused, Instant nextRunAt, Instant updatedAt) {
-        lock.lock();
-        try {
-            ScheduleRecord s = schedules.get(new ScheduleKey(namespace, name));
-            if (s == null) {
-                return false;
-            }
-            schedules.put(new ScheduleKey(namespace, name), new ScheduleRecord(s.namespace(), s.name(), s.cron(), s.interval(),
-                    s.timeZone(), s.topic(), s.json(), s.headers(), s.priority(), s.maxAttempts(), s.startAt(), s.endAt(),
-                    s.missedRuns(), paused, nextRunAt != null ? nextRunAt : s.nextRunAt(), s.lastRunAt(), s.createdAt(), updatedAt));
-            return true;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public boolean deleteSchedule(String namespace, String name) {
-        lock.lock();
-        try {
-            return schedules.remove(new ScheduleKey(namespace, name)) != null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public Optional<ScheduleRecord> findSchedule(String namespace, String name) {
-        lock.lock();
-        try {
-            return Optional.ofNullable(schedules.get(new ScheduleKey(namespace, name)));
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public List<ScheduleRecord> listSchedules(String namespace) {
-        lock.lock();
-        try {
-            List<ScheduleRecord> result = new ArrayList<>();
-            for (ScheduleRecord record : schedules.values()) {
-                if (record.namespace().equals(namespace)) {
-                    result.add(record);
-                }
-            }
-            return result;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** One lock makes plan, publish and advance a single step, so concurrent tickers fire each due time once. */
-    @Override
-    public List<FiredMessage> fireDueSchedules(FireCommand command) {
-        List<FiredMessage> fired = new ArrayList<>();
-        Set<TopicKey> toWake = new LinkedHashSet<>();
-        lock.lock();
-        try {
-            Instant now = now(command.now());
-            int handled = 0;
-            for (Map.Entry<ScheduleKey, ScheduleRecord> entry : schedules.entrySet()) {
-                ScheduleRecord s = entry.getValue();
-                if (handled >= command.limit()) {
-                    break;
-                }
-                if ((command.namespace() != null && !command.namespace().equals(s.namespace())) || s.paused()
-                        || s.nextRunAt() == null || s.nextRunAt().isAfter(now)) {
-                    continue;
-                }
-                handled++;
-                FirePlan plan = command.planner().plan(s, now);
-                for (int i = 0; i < plan.messages().size(); i++) {
-                    StoredOutcome stored = storeLocked(plan.messages().get(i), now, toWake);
-                    fired.add(new FiredMessage(s.namespace(), s.name(), plan.dueTimes().get(i), stored.id(), stored.duplicate(),
-                            plan.nextRunAt()));
-                }
-                entry.setValue(new ScheduleRecord(s.namespace(), s.name(), s.cron(), s.interval(), s.timeZone(), s.topic(), s.json(),
-                        s.headers(), s.priority(), s.maxAttempts(), s.startAt(), s.endAt(), s.missedRuns(), s.paused(),
-                        plan.nextRunAt(), plan.lastRunAt(), s.createdAt(), s.updatedAt()));
-            }
-        } finally {
-            lock.unlock();
-        }
-        wakeUps.signal(toWake);
-        return fired;
-    }
-
-    @Override
-    public Optional<Instant> nextScheduleRunAt(String namespace) {
-        lock.lock();
-        try {
-            Instant earliest = null;
-            for (ScheduleRecord s : schedules.values()) {
-                if ((namespace == null || namespace.equals(s.namespace())) && !s.paused() && s.nextRunAt() != null
-                        && (earliest == null || s.nextRunAt().isBefore(earliest))) {
-                    earliest = s.nextRunAt();
-                }
-            }
-            return Optional.ofNullable(earliest);
-        } finally {
-            lock.unlock();
-        }
-    }
 
     /** Inputs arrive validated; this only keeps a broken caller from storing half a batch. */
     private static void check(NewMessage message, int index) {
@@ -329,7 +200,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     // ------------------------------------------------------------------------------------------ claim
 
     @Override
-    public List<ClaimedMessage> claim(ClaimCommand command) {
+    public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         Duration lease = Objects.requireNonNull(command.lease(), "lease");
         if (command.limit() <= 0 || command.topics() == null || command.topics().isEmpty()) {
             return List.of();
@@ -340,7 +211,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             if (ns == null) {
                 return List.of();
             }
-            Instant now = now(command.now());
+            Instant now = now(command.time());
             Instant leaseUntil = micros(now.plus(lease));
             List<ClaimedMessage> claimed = new ArrayList<>(Math.min(command.limit(), 64));
             for (String topicName : command.topics()) {
@@ -376,7 +247,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     // ------------------------------------------------------------------------------------------ guarded changes
 
     @Override
-    public Set<Long> completeIfLeased(CompleteCommand command) {
+    public Set<Long> messageAckIfLeased(AckCommand command) {
         lock.lock();
         try {
             Set<Long> done = new LinkedHashSet<>();
@@ -397,7 +268,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Outcome retryIfLeased(RetryCommand command) {
+    public Outcome messageRetryIfLeased(RetryCommand command) {
         TopicKey toWake;
         Outcome outcome;
         lock.lock();
@@ -406,7 +277,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             if (msg == null) {
                 return Outcome.LEASE_LOST;
             }
-            Instant now = now(command.now());
+            Instant now = now(command.time());
             stopRunning(msg);
             msg.lastError = command.error();
             Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
@@ -422,7 +293,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Outcome buryIfLeased(BuryCommand command) {
+    public Outcome messageDeadLetterIfLeased(DeadLetterCommand command) {
         lock.lock();
         try {
             Msg msg = held(command.namespace(), command.lease());
@@ -431,7 +302,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             }
             stopRunning(msg);
             msg.lastError = command.error();
-            bury(msg, now(command.now()));
+            bury(msg, now(command.time()));
             return Outcome.DEAD_LETTERED;
         } finally {
             lock.unlock();
@@ -439,11 +310,11 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Set<Long> extendIfLeased(ExtendCommand command) {
+    public Set<Long> messageExtendIfLeased(ExtendCommand command) {
         Duration lease = Objects.requireNonNull(command.lease(), "lease");
         lock.lock();
         try {
-            Instant leaseUntil = micros(now(command.now()).plus(lease));
+            Instant leaseUntil = micros(now(command.time()).plus(lease));
             Set<Long> extended = new LinkedHashSet<>();
             for (LeaseRef ref : command.leases()) {
                 Msg msg = held(command.namespace(), ref);
@@ -462,7 +333,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Set<Long> releaseIfLeased(ReleaseCommand command) {
+    public Set<Long> messageReleaseIfLeased(ReleaseCommand command) {
         Set<TopicKey> toWake = new LinkedHashSet<>();
         Set<Long> released = new LinkedHashSet<>();
         lock.lock();
@@ -486,13 +357,13 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public RescueResult rescueExpiredLeases(RescueCommand command) {
+    public RescueResult messageRescueExpired(RescueCommand command) {
         Set<TopicKey> toWake = new LinkedHashSet<>();
         int requeued = 0;
         int deadLettered = 0;
         lock.lock();
         try {
-            Instant now = now(command.now());
+            Instant now = now(command.time());
             List<Msg> expired = new ArrayList<>();
             for (Msg msg : leases) {
                 if (expired.size() >= command.limit() || !msg.leaseUntil.isBefore(now)) {
@@ -526,7 +397,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     // ------------------------------------------------------------------------------------------ dead letters
 
     @Override
-    public List<DeadLetter> deadLetters(DeadLetterQuery query) {
+    public List<DeadLetter> deadLetterList(DeadLetterQuery query) {
         if (query.limit() <= 0) {
             return List.of();
         }
@@ -552,7 +423,9 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Optional<DeadLetter> deadLetter(String namespace, long id) {
+    public Optional<DeadLetter> deadLetterFind(MessageRef message) {
+        String namespace = message.namespace();
+        long id = message.id();
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(namespace);
@@ -564,7 +437,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public RedriveResult redrive(RedriveCommand command) {
+    public RedriveResult deadLetterRedrive(RedriveCommand command) {
         Set<TopicKey> toWake = new LinkedHashSet<>();
         int redriven = 0;
         List<Msg> candidates;
@@ -574,7 +447,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
             if (ns == null || (command.id() == null && command.topic() == null)) {
                 return new RedriveResult(0, 0, command.afterId());
             }
-            Instant now = now(command.now());
+            Instant now = now(command.time());
             candidates = deadLettersOf(ns, command.id(), command.topic(), command.afterId(), command.limit());
             for (Msg msg : candidates) {
                 if (msg.uniqueKey != null && uniqueKeys.containsKey(msg.uniqueKeyRef())) {
@@ -602,7 +475,7 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public int purgeDeadLetters(PurgeCommand command) {
+    public int deadLetterPurge(PurgeCommand command) {
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(command.namespace());
@@ -644,7 +517,8 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     // ------------------------------------------------------------------------------------------ inspection
 
     @Override
-    public NamespaceStats stats(String namespace) {
+    public NamespaceStats namespaceStats(StatsQuery query) {
+        String namespace = query.namespace();
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(namespace);
@@ -671,7 +545,9 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Optional<MessageInfo> find(String namespace, long id) {
+    public Optional<MessageInfo> messageFind(MessageRef message) {
+        String namespace = message.namespace();
+        long id = message.id();
         lock.lock();
         try {
             Msg msg = live.get(id);
@@ -691,14 +567,16 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
     }
 
     @Override
-    public Optional<Instant> nextDueAt(String namespace, List<String> topics, Instant now) {
+    public Optional<Instant> messageNextDueAt(NextDueQuery query) {
+        String namespace = query.namespace();
+        List<String> topics = query.topics();
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(namespace);
             if (ns == null || topics == null) {
                 return Optional.empty();
             }
-            Msg probe = Msg.probe(now(now));
+            Msg probe = Msg.probe(now(query.time()));
             Instant earliest = null;
             for (String name : topics) {
                 TopicState topic = ns.topics.get(name);
@@ -764,8 +642,8 @@ public final class InMemoryMessageStore implements MessageStore, ScheduleStore {
 
     // ------------------------------------------------------------------------------------------ internals
 
-    private Instant now(Instant commandNow) {
-        return commandNow != null ? micros(commandNow) : micros(clock.now());
+    private Instant now(CommandTime time) {
+        return micros(time.resolve(clock::now));
     }
 
     private static Instant micros(Instant instant) {

@@ -44,7 +44,7 @@ public final class InMemoryQueue implements Queue {
         this.manualClock = manualClock;
         this.engine = QueueEngine.builder()
                 .store(store)
-                .scheduleStore(store)
+                .scheduleStore(new InMemoryScheduleStore(store))
                 .wakeUps(wakeUps)
                 .clock(clock)
                 .options(options)

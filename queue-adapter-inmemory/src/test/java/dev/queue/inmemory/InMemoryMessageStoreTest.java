@@ -6,14 +6,16 @@ import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
 import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -22,6 +24,7 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.time.ManualTime;
@@ -45,6 +48,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static dev.queue.domain.port.CommandTime.at;
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class InMemoryMessageStoreTest {
@@ -72,7 +77,7 @@ class InMemoryMessageStoreTest {
     }
 
     private long publish(NewMessage message) {
-        List<StoredOutcome> outcomes = store.publish(new PublishCommand(List.of(message), clock.now()));
+        List<StoredOutcome> outcomes = store.messageInsertMany(new PublishCommand(List.of(message), at(clock.now())));
         assertThat(outcomes).hasSize(1);
         return outcomes.get(0).id();
     }
@@ -82,8 +87,8 @@ class InMemoryMessageStoreTest {
     }
 
     private List<ClaimedMessage> claim(String namespace, int limit, String... topics) {
-        return store.claim(new ClaimCommand(namespace, List.of(topics), "worker-1", limit, LEASE,
-                tokens.incrementAndGet(), clock.now()));
+        return store.messageClaimDue(new ClaimCommand(namespace, List.of(topics), "worker-1", limit, LEASE,
+                tokens.incrementAndGet(), at(clock.now())));
     }
 
     private ClaimedMessage claimOne(String topic) {
@@ -101,7 +106,7 @@ class InMemoryMessageStoreTest {
     }
 
     private MessageInfo info(long id) {
-        return store.find(NS, id).orElseThrow();
+        return store.messageFind(new MessageRef(NS, id)).orElseThrow();
     }
 
     // ------------------------------------------------------------------------------------------ publish
@@ -138,20 +143,20 @@ class InMemoryMessageStoreTest {
         void aKeyHeldByAPendingOrRunningMessageMakesADuplicate() {
             long first = publish(keyed("a", "k"));
 
-            assertThat(store.publish(new PublishCommand(List.of(keyed("a", "k")), clock.now())))
+            assertThat(store.messageInsertMany(new PublishCommand(List.of(keyed("a", "k")), at(clock.now()))))
                     .containsExactly(new StoredOutcome(first, true));
             claimOne("a");
-            assertThat(store.publish(new PublishCommand(List.of(keyed("a", "k")), clock.now())))
+            assertThat(store.messageInsertMany(new PublishCommand(List.of(keyed("a", "k")), at(clock.now()))))
                     .containsExactly(new StoredOutcome(first, true));
             // another topic is another scope
-            assertThat(store.publish(new PublishCommand(List.of(keyed("b", "k")), clock.now())).get(0).duplicate())
+            assertThat(store.messageInsertMany(new PublishCommand(List.of(keyed("b", "k")), at(clock.now()))).get(0).duplicate())
                     .isFalse();
         }
 
         @Test
         void withinABatchALaterMessageWithTheSameKeyIsADuplicateOfTheEarlierOne() {
-            List<StoredOutcome> outcomes = store.publish(new PublishCommand(
-                    List.of(keyed("a", "k"), message("a", 0), keyed("a", "k")), clock.now()));
+            List<StoredOutcome> outcomes = store.messageInsertMany(new PublishCommand(
+                    List.of(keyed("a", "k"), message("a", 0), keyed("a", "k")), at(clock.now())));
 
             assertThat(outcomes).containsExactly(new StoredOutcome(1, false), new StoredOutcome(2, false),
                     new StoredOutcome(1, true));
@@ -162,13 +167,13 @@ class InMemoryMessageStoreTest {
         void completingOrBuryingFreesTheKey() {
             publish(keyed("a", "k"));
             ClaimedMessage first = claimOne("a");
-            store.completeIfLeased(new CompleteCommand(NS, List.of(lease(first)), clock.now()));
+            store.messageAckIfLeased(new AckCommand(NS, List.of(lease(first)), at(clock.now())));
 
             long second = publish(keyed("a", "k"));
             assertThat(second).isNotEqualTo(first.id());
-            store.buryIfLeased(new BuryCommand(NS, lease(claimOne("a")), "boom", clock.now()));
+            store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimOne("a")), "boom", at(clock.now())));
 
-            assertThat(store.publish(new PublishCommand(List.of(keyed("a", "k")), clock.now())).get(0).duplicate())
+            assertThat(store.messageInsertMany(new PublishCommand(List.of(keyed("a", "k")), at(clock.now()))).get(0).duplicate())
                     .isFalse();
         }
 
@@ -178,10 +183,10 @@ class InMemoryMessageStoreTest {
             List<Long> seenPending = new ArrayList<>();
             WakeUps.Registration registration = wakeUps.listen(NS, List.of("a", "b"), () -> {
                 wakes.incrementAndGet();
-                seenPending.add(store.stats(NS).pending()); // the store lock is not held while signalling
+                seenPending.add(store.namespaceStats(new StatsQuery(NS)).pending()); // the store lock is not held while signalling
             });
             try {
-                store.publish(new PublishCommand(List.of(message("a", 0), message("b", 0), message("a", 1)), clock.now()));
+                store.messageInsertMany(new PublishCommand(List.of(message("a", 0), message("b", 0), message("a", 1)), at(clock.now())));
                 assertThat(wakes).hasValue(1);
                 assertThat(seenPending).containsExactly(3L);
 
@@ -197,9 +202,9 @@ class InMemoryMessageStoreTest {
 
         @Test
         void recordsWhatWasPublished() {
-            store.publish(new PublishCommand(List.of(
+            store.messageInsertMany(new PublishCommand(List.of(
                     new NewMessage(NS, "a", "{\"x\":1}", Map.of("trace", "t1"), 0, 3, null, null, Duration.ZERO),
-                    new NewMessage("other", "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO)), clock.now()));
+                    new NewMessage("other", "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO)), at(clock.now())));
 
             assertThat(store.published(NS)).singleElement().satisfies(m -> {
                 assertThat(m.topic()).isEqualTo("a");
@@ -210,7 +215,7 @@ class InMemoryMessageStoreTest {
             assertThat(store.published()).hasSize(2);
             store.clearPublished();
             assertThat(store.published()).isEmpty();
-            assertThat(store.stats(NS).pending()).isEqualTo(1);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).pending()).isEqualTo(1);
         }
     }
 
@@ -240,8 +245,8 @@ class InMemoryMessageStoreTest {
             long due1 = publish(message("a", 0));
             long due2 = publish(message("a", 0));
             publish(message("a", 0));
-            store.publish(new PublishCommand(List.of(new NewMessage("elsewhere", "a", "{}", Map.of(), 0, 3, null, null,
-                    Duration.ZERO)), clock.now()));
+            store.messageInsertMany(new PublishCommand(List.of(new NewMessage("elsewhere", "a", "{}", Map.of(), 0, 3, null, null,
+                    Duration.ZERO)), at(clock.now())));
 
             assertThat(ids(claim(2, "a"))).containsExactly(due1, due2);
             assertThat(claim(10, "a")).hasSize(1);
@@ -266,7 +271,7 @@ class InMemoryMessageStoreTest {
             assertThat(claimed.worker()).isEqualTo("worker-1");
             assertThat(claimed.leaseUntil()).isEqualTo(clock.now().plus(LEASE));
             assertThat(info(id).state()).isEqualTo(MessageState.RUNNING);
-            assertThat(store.stats(NS).topic("a").running()).isEqualTo(1);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).topic("a").running()).isEqualTo(1);
         }
 
         @Test
@@ -277,7 +282,7 @@ class InMemoryMessageStoreTest {
             for (int i = 0; i < total; i++) {
                 batch.add(message(i % 2 == 0 ? "a" : "b", i % 10));
             }
-            store.publish(new PublishCommand(batch, clock.now()));
+            store.messageInsertMany(new PublishCommand(batch, at(clock.now())));
 
             ExecutorService pool = Executors.newFixedThreadPool(8);
             try {
@@ -290,8 +295,8 @@ class InMemoryMessageStoreTest {
                         List<ClaimedMessage> got;
                         while (!(got = claim(5, "a", "b")).isEmpty()) {
                             mine.addAll(ids(got));
-                            store.completeIfLeased(new CompleteCommand(NS,
-                                    got.stream().map(InMemoryMessageStoreTest::lease).toList(), clock.now()));
+                            store.messageAckIfLeased(new AckCommand(NS,
+                                    got.stream().map(InMemoryMessageStoreTest::lease).toList(), at(clock.now())));
                         }
                         return mine;
                     };
@@ -303,7 +308,7 @@ class InMemoryMessageStoreTest {
                     all.addAll(result.get(30, TimeUnit.SECONDS));
                 }
                 assertThat(all).hasSize(total).doesNotHaveDuplicates();
-                NamespaceStats stats = store.stats(NS);
+                NamespaceStats stats = store.namespaceStats(new StatsQuery(NS));
                 assertThat(stats.completed()).isEqualTo(total);
                 assertThat(stats.pending() + stats.running()).isZero();
             } finally {
@@ -322,34 +327,34 @@ class InMemoryMessageStoreTest {
             publish(message("a", 0));
             ClaimedMessage claimed = claimOne("a");
 
-            assertThat(store.completeIfLeased(new CompleteCommand(NS,
-                    List.of(new LeaseRef(claimed.id(), claimed.leaseToken() + 1)), clock.now()))).isEmpty();
-            assertThat(store.completeIfLeased(new CompleteCommand("elsewhere", List.of(lease(claimed)), clock.now())))
+            assertThat(store.messageAckIfLeased(new AckCommand(NS,
+                    List.of(new LeaseRef(claimed.id(), claimed.leaseToken() + 1)), at(clock.now())))).isEmpty();
+            assertThat(store.messageAckIfLeased(new AckCommand("elsewhere", List.of(lease(claimed)), at(clock.now()))))
                     .isEmpty();
             assertThat(info(claimed.id()).state()).isEqualTo(MessageState.RUNNING);
 
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), clock.now())))
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(clock.now()))))
                     .containsExactly(claimed.id());
-            assertThat(store.find(NS, claimed.id())).isEmpty();
-            assertThat(store.stats(NS).topic("a").completed()).isEqualTo(1);
+            assertThat(store.messageFind(new MessageRef(NS, claimed.id()))).isEmpty();
+            assertThat(store.namespaceStats(new StatsQuery(NS)).topic("a").completed()).isEqualTo(1);
             // twice: the second finds nothing held
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), clock.now()))).isEmpty();
-            assertThat(store.stats(NS).topic("a").completed()).isEqualTo(1);
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(clock.now())))).isEmpty();
+            assertThat(store.namespaceStats(new StatsQuery(NS)).topic("a").completed()).isEqualTo(1);
         }
 
         @Test
         void aPendingMessageIsNotHeldBySomeoneWithItsOldToken() {
             publish(message("a", 0));
             ClaimedMessage claimed = claimOne("a");
-            store.retryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ZERO, "again", clock.now()));
+            store.messageRetryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ZERO, "again", at(clock.now())));
 
-            assertThat(store.retryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ZERO, "x", clock.now())))
+            assertThat(store.messageRetryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ZERO, "x", at(clock.now()))))
                     .isEqualTo(Outcome.LEASE_LOST);
-            assertThat(store.buryIfLeased(new BuryCommand(NS, lease(claimed), "x", clock.now())))
+            assertThat(store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "x", at(clock.now()))))
                     .isEqualTo(Outcome.LEASE_LOST);
-            assertThat(store.extendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), LEASE, clock.now()))).isEmpty();
-            assertThat(store.releaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), clock.now()))).isEmpty();
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), clock.now()))).isEmpty();
+            assertThat(store.messageExtendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), LEASE, at(clock.now())))).isEmpty();
+            assertThat(store.messageReleaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), at(clock.now())))).isEmpty();
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(clock.now())))).isEmpty();
             assertThat(info(claimed.id()).state()).isEqualTo(MessageState.PENDING);
             assertThat(info(claimed.id()).lastError()).isEqualTo("again");
         }
@@ -359,12 +364,12 @@ class InMemoryMessageStoreTest {
             publish(message("a", 0));
             ClaimedMessage first = claimOne("a");
             clock.advance(LEASE.plusSeconds(1));
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 100, clock.now()))).isEqualTo(new RescueResult(1, 0));
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 100, at(clock.now())))).isEqualTo(new RescueResult(1, 0));
             ClaimedMessage second = claimOne("a");
 
             assertThat(second.attempt()).isEqualTo(2);
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(first)), clock.now()))).isEmpty();
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(second)), clock.now())))
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(first)), at(clock.now())))).isEmpty();
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(second)), at(clock.now()))))
                     .containsExactly(second.id());
         }
     }
@@ -380,11 +385,11 @@ class InMemoryMessageStoreTest {
             for (int attempt = 1; attempt <= 3; attempt++) {
                 ClaimedMessage claimed = claimOne("a");
                 assertThat(claimed.attempt()).isEqualTo(attempt);
-                assertThat(store.retryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ofSeconds(10),
-                        "failed " + attempt, clock.now()))).isEqualTo(Outcome.RETRY_SCHEDULED);
+                assertThat(store.messageRetryIfLeased(new RetryCommand(NS, lease(claimed), Duration.ofSeconds(10),
+                        "failed " + attempt, at(clock.now())))).isEqualTo(Outcome.RETRY_SCHEDULED);
                 assertThat(info(id).runAt()).isEqualTo(clock.now().plusSeconds(10));
                 assertThat(claim(1, "a")).isEmpty();
-                assertThat(store.nextDueAt(NS, List.of("a"), clock.now())).contains(clock.now().plusSeconds(10));
+                assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("a"), at(clock.now())))).contains(clock.now().plusSeconds(10));
                 clock.advance(Duration.ofSeconds(10));
             }
             // Even the last: whether a message may run again is the domain's decision (Lifecycle), which dead-letters
@@ -392,7 +397,7 @@ class InMemoryMessageStoreTest {
             assertThat(info(id).state()).isEqualTo(MessageState.PENDING);
             assertThat(info(id).attempts()).isEqualTo(3);
             assertThat(info(id).lastError()).isEqualTo("failed 3");
-            assertThat(store.stats(NS).topic("a").dead()).isZero();
+            assertThat(store.namespaceStats(new StatsQuery(NS)).topic("a").dead()).isZero();
         }
 
         @Test
@@ -400,13 +405,13 @@ class InMemoryMessageStoreTest {
             long id = publish(message("a", 0));
             ClaimedMessage claimed = claimOne("a");
 
-            assertThat(store.buryIfLeased(new BuryCommand(NS, lease(claimed), "poison", clock.now())))
+            assertThat(store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "poison", at(clock.now()))))
                     .isEqualTo(Outcome.DEAD_LETTERED);
 
             assertThat(info(id).state()).isEqualTo(MessageState.DEAD);
-            assertThat(store.deadLetter(NS, id)).get().extracting(DeadLetter::attempts, DeadLetter::lastError)
+            assertThat(store.deadLetterFind(new MessageRef(NS, id))).get().extracting(DeadLetter::attempts, DeadLetter::lastError)
                     .containsExactly(1, "poison");
-            assertThat(store.deadLetter("elsewhere", id)).isEmpty();
+            assertThat(store.deadLetterFind(new MessageRef("elsewhere", id))).isEmpty();
         }
 
         @Test
@@ -415,11 +420,11 @@ class InMemoryMessageStoreTest {
             ClaimedMessage claimed = claimOne("a");
             clock.advance(Duration.ofSeconds(20));
 
-            assertThat(store.extendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), Duration.ofMinutes(1),
-                    clock.now()))).containsExactly(claimed.id());
+            assertThat(store.messageExtendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), Duration.ofMinutes(1),
+                    at(clock.now())))).containsExactly(claimed.id());
             clock.advance(Duration.ofSeconds(40));
 
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 100, clock.now())).total()).isZero();
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 100, at(clock.now()))).total()).isZero();
             assertThat(info(claimed.id()).leaseUntil()).isEqualTo(clock.now().plusSeconds(20));
         }
 
@@ -429,7 +434,7 @@ class InMemoryMessageStoreTest {
             long id = publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, runAt, null));
             ClaimedMessage claimed = claimOne("a");
 
-            assertThat(store.releaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), clock.now())))
+            assertThat(store.messageReleaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), at(clock.now()))))
                     .containsExactly(id);
 
             MessageInfo info = info(id);
@@ -445,27 +450,27 @@ class InMemoryMessageStoreTest {
         void rescueRequeuesExpiredLeasesAndBuriesThoseOnTheirLastAttempt() {
             long requeued = publish(message("a", 0));
             long onLastAttempt = publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 1, null, null, Duration.ZERO));
-            long otherNamespace = store.publish(new PublishCommand(List.of(new NewMessage("elsewhere", "a", "{}", Map.of(),
-                    0, 3, null, null, Duration.ZERO)), clock.now())).get(0).id();
+            long otherNamespace = store.messageInsertMany(new PublishCommand(List.of(new NewMessage("elsewhere", "a", "{}", Map.of(),
+                    0, 3, null, null, Duration.ZERO)), at(clock.now()))).get(0).id();
             claim(2, "a");
             claim("elsewhere", 1, "a");
 
             clock.advance(LEASE);
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 100, clock.now())).total())
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 100, at(clock.now()))).total())
                     .as("a lease ending exactly now has not expired").isZero();
 
             clock.advance(Duration.ofMillis(1));
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 100, clock.now()))).isEqualTo(new RescueResult(1, 1));
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 100, at(clock.now())))).isEqualTo(new RescueResult(1, 1));
 
             assertThat(info(requeued).state()).isEqualTo(MessageState.PENDING);
             assertThat(info(requeued).runAt()).isEqualTo(clock.now());
             assertThat(info(requeued).lastError()).isEqualTo("lease expired");
-            assertThat(store.deadLetter(NS, onLastAttempt)).get().extracting(DeadLetter::lastError)
+            assertThat(store.deadLetterFind(new MessageRef(NS, onLastAttempt))).get().extracting(DeadLetter::lastError)
                     .isEqualTo("lease expired on its last attempt");
-            assertThat(store.find("elsewhere", otherNamespace)).get().extracting(MessageInfo::state)
+            assertThat(store.messageFind(new MessageRef("elsewhere", otherNamespace))).get().extracting(MessageInfo::state)
                     .isEqualTo(MessageState.RUNNING);
 
-            assertThat(store.rescueExpiredLeases(new RescueCommand(null, 100, clock.now()))).isEqualTo(new RescueResult(1, 0));
+            assertThat(store.messageRescueExpired(new RescueCommand(null, 100, at(clock.now())))).isEqualTo(new RescueResult(1, 0));
         }
 
         @Test
@@ -476,22 +481,22 @@ class InMemoryMessageStoreTest {
             claim(5, "a");
             clock.advance(LEASE.plusSeconds(1));
 
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 2, clock.now())).total()).isEqualTo(2);
-            assertThat(store.rescueExpiredLeases(new RescueCommand(NS, 10, clock.now())).total()).isEqualTo(3);
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 2, at(clock.now()))).total()).isEqualTo(2);
+            assertThat(store.messageRescueExpired(new RescueCommand(NS, 10, at(clock.now()))).total()).isEqualTo(3);
         }
 
         @Test
         void nextDueAtIsTheEarliestDueTimeStrictlyAfterNow() {
-            assertThat(store.nextDueAt(NS, List.of("a"), clock.now())).isEmpty();
+            assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("a"), at(clock.now())))).isEmpty();
             publish(message("a", 0)); // due now: not after now
             publish(new NewMessage(NS, "a", "{}", Map.of(), 9, 3, null, null, Duration.ofSeconds(7)));
             publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, null, Duration.ofSeconds(9)));
             publish(delayed("b", Duration.ofSeconds(3)));
 
-            assertThat(store.nextDueAt(NS, List.of("a"), clock.now())).contains(clock.now().plusSeconds(7));
-            assertThat(store.nextDueAt(NS, List.of("a", "b"), clock.now())).contains(clock.now().plusSeconds(3));
-            assertThat(store.nextDueAt(NS, List.of("a"), null)).contains(clock.now().plusSeconds(7));
-            assertThat(store.nextDueAt("elsewhere", List.of("a"), clock.now())).isEmpty();
+            assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("a"), at(clock.now())))).contains(clock.now().plusSeconds(7));
+            assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("a", "b"), at(clock.now())))).contains(clock.now().plusSeconds(3));
+            assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("a"), storeClock()))).contains(clock.now().plusSeconds(7));
+            assertThat(store.messageNextDueAt(new NextDueQuery("elsewhere", List.of("a"), at(clock.now())))).isEmpty();
         }
     }
 
@@ -504,7 +509,7 @@ class InMemoryMessageStoreTest {
             long id = publish(keyed(topic, key));
             ClaimedMessage claimed = claimOne(topic);
             assertThat(claimed.id()).isEqualTo(id);
-            store.buryIfLeased(new BuryCommand(NS, lease(claimed), "dead " + id, clock.now()));
+            store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "dead " + id, at(clock.now())));
             return id;
         }
 
@@ -515,13 +520,13 @@ class InMemoryMessageStoreTest {
             long a2 = dead("a", null);
             long a3 = dead("a", null);
 
-            assertThat(store.deadLetters(new DeadLetterQuery(NS, null, 0, 10))).extracting(d -> d.id().value())
+            assertThat(store.deadLetterList(new DeadLetterQuery(NS, null, 0, 10))).extracting(d -> d.id().value())
                     .containsExactly(a1, b1, a2, a3);
-            assertThat(store.deadLetters(new DeadLetterQuery(NS, "a", 0, 2))).extracting(d -> d.id().value())
+            assertThat(store.deadLetterList(new DeadLetterQuery(NS, "a", 0, 2))).extracting(d -> d.id().value())
                     .containsExactly(a1, a2);
-            assertThat(store.deadLetters(new DeadLetterQuery(NS, "a", a2, 2))).extracting(d -> d.id().value())
+            assertThat(store.deadLetterList(new DeadLetterQuery(NS, "a", a2, 2))).extracting(d -> d.id().value())
                     .containsExactly(a3);
-            assertThat(store.deadLetters(new DeadLetterQuery("elsewhere", null, 0, 10))).isEmpty();
+            assertThat(store.deadLetterList(new DeadLetterQuery("elsewhere", null, 0, 10))).isEmpty();
         }
 
         @Test
@@ -529,16 +534,16 @@ class InMemoryMessageStoreTest {
             long id = dead("a", null);
             clock.advance(Duration.ofMinutes(5));
 
-            assertThat(store.redrive(RedriveCommand.one(NS, id, clock.now())).redriven()).isEqualTo(1);
+            assertThat(store.deadLetterRedrive(RedriveCommand.one(NS, id, at(clock.now()))).redriven()).isEqualTo(1);
 
             MessageInfo info = info(id);
             assertThat(info.state()).isEqualTo(MessageState.PENDING);
             assertThat(info.attempts()).isZero();
             assertThat(info.runAt()).isEqualTo(clock.now());
             assertThat(info.lastError()).isEqualTo("dead " + id);
-            assertThat(store.deadLetter(NS, id)).isEmpty();
+            assertThat(store.deadLetterFind(new MessageRef(NS, id))).isEmpty();
             assertThat(claimOne("a").id()).isEqualTo(id);
-            assertThat(store.redrive(RedriveCommand.one(NS, id, clock.now())).redriven()).isZero();
+            assertThat(store.deadLetterRedrive(RedriveCommand.one(NS, id, at(clock.now()))).redriven()).isZero();
         }
 
         @Test
@@ -547,15 +552,15 @@ class InMemoryMessageStoreTest {
             long second = dead("a", "k");
             long live = publish(keyed("a", "k"));
 
-            assertThat(store.redrive(RedriveCommand.batch(NS, "a", 0, 1000, clock.now())).redriven()).isZero();
+            assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "a", 0, 1000, at(clock.now()))).redriven()).isZero();
 
-            store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimOne("a"))), clock.now()));
+            store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimOne("a"))), at(clock.now())));
             assertThat(live).isGreaterThan(second);
             // both want the free key: the oldest gets it, the other stays dead
-            assertThat(store.redrive(RedriveCommand.batch(NS, "a", 0, 1000, clock.now())).redriven()).isEqualTo(1);
+            assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "a", 0, 1000, at(clock.now()))).redriven()).isEqualTo(1);
             assertThat(info(first).state()).isEqualTo(MessageState.PENDING);
             assertThat(info(second).state()).isEqualTo(MessageState.DEAD);
-            assertThat(store.publish(new PublishCommand(List.of(keyed("a", "k")), clock.now())))
+            assertThat(store.messageInsertMany(new PublishCommand(List.of(keyed("a", "k")), at(clock.now()))))
                     .containsExactly(new StoredOutcome(first, true));
         }
 
@@ -567,13 +572,13 @@ class InMemoryMessageStoreTest {
             long third = dead("a", null);
             publish(keyed("a", "k"));
 
-            RedriveResult batch = store.redrive(RedriveCommand.batch(NS, "a", 0, 2, clock.now()));
+            RedriveResult batch = store.deadLetterRedrive(RedriveCommand.batch(NS, "a", 0, 2, at(clock.now())));
             assertThat(batch).isEqualTo(new RedriveResult(1, 2, second));
             assertThat(info(first).state()).as("its key is held by a live message").isEqualTo(MessageState.DEAD);
-            assertThat(store.redrive(RedriveCommand.batch(NS, "a", batch.lastId(), 2, clock.now())))
+            assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "a", batch.lastId(), 2, at(clock.now()))))
                     .isEqualTo(new RedriveResult(1, 1, third));
-            assertThat(store.redrive(RedriveCommand.batch(NS, "a", third, 2, clock.now()))).isEqualTo(new RedriveResult(0, 0, third));
-            assertThat(store.stats(NS).topic("b").dead()).isEqualTo(1);
+            assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "a", third, 2, at(clock.now())))).isEqualTo(new RedriveResult(0, 0, third));
+            assertThat(store.namespaceStats(new StatsQuery(NS)).topic("b").dead()).isEqualTo(1);
         }
 
         @Test
@@ -582,10 +587,10 @@ class InMemoryMessageStoreTest {
             long a2 = dead("a", null);
             long a3 = dead("a", null);
 
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "a", 2))).isEqualTo(2);
-            assertThat(store.deadLetter(NS, a1)).isEmpty();
-            assertThat(store.deadLetter(NS, a2)).isEmpty();
-            assertThat(store.deadLetter(NS, a3)).isPresent();
+            assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, "a", 2))).isEqualTo(2);
+            assertThat(store.deadLetterFind(new MessageRef(NS, a1))).isEmpty();
+            assertThat(store.deadLetterFind(new MessageRef(NS, a2))).isEmpty();
+            assertThat(store.deadLetterFind(new MessageRef(NS, a3))).isPresent();
         }
 
         @Test
@@ -595,13 +600,13 @@ class InMemoryMessageStoreTest {
             dead("b", null);
             dead("c", null);
 
-            assertThat(store.purgeDeadLetters(new PurgeCommand("elsewhere", a1, null, 1000))).isZero();
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null, 1000))).isEqualTo(1);
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, a1, null, 1000))).isZero();
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "a", 1000))).isEqualTo(1);
-            assertThat(store.stats(NS).dead()).isEqualTo(2);
-            assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null, 1000))).isEqualTo(2);
-            assertThat(store.stats(NS).dead()).isZero();
+            assertThat(store.deadLetterPurge(new PurgeCommand("elsewhere", a1, null, 1000))).isZero();
+            assertThat(store.deadLetterPurge(new PurgeCommand(NS, a1, null, 1000))).isEqualTo(1);
+            assertThat(store.deadLetterPurge(new PurgeCommand(NS, a1, null, 1000))).isZero();
+            assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, "a", 1000))).isEqualTo(1);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).dead()).isEqualTo(2);
+            assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, null, 1000))).isEqualTo(2);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).dead()).isZero();
         }
 
         @Test
@@ -612,16 +617,16 @@ class InMemoryMessageStoreTest {
             dead("b", null);
             ClaimedMessage running = claimOne("a");
             ClaimedMessage done = claimOne("a");
-            store.completeIfLeased(new CompleteCommand(NS, List.of(lease(done)), clock.now()));
+            store.messageAckIfLeased(new AckCommand(NS, List.of(lease(done)), at(clock.now())));
 
-            NamespaceStats stats = store.stats(NS);
+            NamespaceStats stats = store.namespaceStats(new StatsQuery(NS));
 
             assertThat(running.id()).isNotEqualTo(done.id());
             assertThat(stats.topic("a")).extracting("pending", "running", "completed", "dead").containsExactly(1L, 1L, 1L, 0L);
             assertThat(stats.topic("b")).extracting("pending", "running", "completed", "dead").containsExactly(0L, 0L, 0L, 1L);
             assertThat(stats.total()).isEqualTo(4);
             assertThat(stats.topicCount()).isEqualTo(2);
-            assertThat(store.stats("never-used").total()).isZero();
+            assertThat(store.namespaceStats(new StatsQuery("never-used")).total()).isZero();
         }
     }
 
@@ -629,10 +634,10 @@ class InMemoryMessageStoreTest {
     void findSeesOnlyItsOwnNamespace() {
         long id = publish(message("a", 0));
 
-        assertThat(store.find(NS, id)).isPresent();
-        assertThat(store.find("elsewhere", id)).isEmpty();
-        Set<Long> none = new HashSet<>(store.completeIfLeased(new CompleteCommand(NS, List.of(new LeaseRef(id, 0)),
-                clock.now())));
+        assertThat(store.messageFind(new MessageRef(NS, id))).isPresent();
+        assertThat(store.messageFind(new MessageRef("elsewhere", id))).isEmpty();
+        Set<Long> none = new HashSet<>(store.messageAckIfLeased(new AckCommand(NS, List.of(new LeaseRef(id, 0)),
+                at(clock.now()))));
         assertThat(none).isEmpty();
     }
 }

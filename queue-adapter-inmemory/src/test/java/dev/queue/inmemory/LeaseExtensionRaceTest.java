@@ -8,6 +8,7 @@ import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.QueueEngine;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.time.ManualTime;
 import dev.queue.testkit.CapturedLog;
@@ -44,11 +45,11 @@ class LeaseExtensionRaceTest {
         AtomicBoolean extensionReturned = new AtomicBoolean();
         MessageStore store = (MessageStore) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {MessageStore.class},
                 (proxy, method, args) -> {
-                    boolean extension = method.getName().equals("extendIfLeased");
+                    boolean extension = method.getName().equals("messageExtendIfLeased");
                     if (extension) {
                         extensionStarted.countDown();
                         // Held back until the handler has returned and its acknowledgement completed the message.
-                        await().atMost(Duration.ofSeconds(10)).until(() -> real.find("n", published.get().value()).isEmpty());
+                        await().atMost(Duration.ofSeconds(10)).until(() -> real.messageFind(new MessageRef("n", published.get().value())).isEmpty());
                     }
                     try {
                         return method.invoke(real, args);
@@ -61,7 +62,7 @@ class LeaseExtensionRaceTest {
                     }
                 });
         CapturedLog log = CapturedLog.start();
-        try (log; QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(real).wakeUps(wakeUps).clock(new ManualTime(clock))
+        try (log; QueueEngine engine = QueueEngine.builder().store(store).scheduleStore(new InMemoryScheduleStore(real)).wakeUps(wakeUps).clock(new ManualTime(clock))
                 .options(QueueOptions.defaults().sweepInterval(Duration.ofMillis(50))).defaultCodec(new JacksonPayloadCodec())
                 .build()) {
             Namespace ns = engine.namespace("n");
@@ -73,7 +74,7 @@ class LeaseExtensionRaceTest {
             published.set(ns.publish(Message.to("t")).id());
 
             await().atMost(Duration.ofSeconds(10)).untilTrue(extensionReturned);
-            assertThat(real.find("n", published.get().value())).isEmpty();
+            assertThat(real.messageFind(new MessageRef("n", published.get().value()))).isEmpty();
         }
         assertThat(log.text()).doesNotContain("lease lost");
     }

@@ -8,15 +8,17 @@ import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.TopicStats;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
 import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -25,6 +27,7 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
@@ -93,7 +96,7 @@ final class PostgresMessageStore implements MessageStore {
     // ------------------------------------------------------------------ publish
 
     @Override
-    public List<StoredOutcome> publish(PublishCommand command) {
+    public List<StoredOutcome> messageInsertMany(PublishCommand command) {
         List<NewMessage> messages = command.messages();
         if (messages.isEmpty()) {
             return List.of();
@@ -105,7 +108,7 @@ final class PostgresMessageStore implements MessageStore {
             }
             return outcomes;
         }
-        return publishFast(messages, command.now());
+        return publishFast(messages, command.time().givenOrNull());
     }
 
     /**
@@ -201,7 +204,7 @@ final class PostgresMessageStore implements MessageStore {
             open.add(i);
         }
         for (int round = 0; round < MAX_PUBLISH_ROUNDS && !open.isEmpty(); round++) {
-            List<Rows.PublishRow> rows = session.selectList("queue.publish", publishParams(messages, open, command.now()));
+            List<Rows.PublishRow> rows = session.selectList("queue.publish", publishParams(messages, open, command.time().givenOrNull()));
             if (rows.size() != open.size()) {
                 throw new IllegalStateException("publish returned " + rows.size() + " rows for " + open.size() + " messages");
             }
@@ -310,7 +313,7 @@ final class PostgresMessageStore implements MessageStore {
     // ------------------------------------------------------------------ claim
 
     @Override
-    public List<ClaimedMessage> claim(ClaimCommand command) {
+    public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         return hot.autoCommitQuery("claim", "queue.claim", claimParams(command), PostgresMessageStore::claimedMessage);
     }
 
@@ -331,35 +334,35 @@ final class PostgresMessageStore implements MessageStore {
         params.put("limit", command.limit());
         params.put("leaseToken", command.leaseToken());
         params.put("leaseMicros", micros(command.lease()));
-        params.put("now", command.now());
+        params.put("now", command.time().givenOrNull());
         return params;
     }
 
     // ------------------------------------------------------------------ guarded changes
 
     @Override
-    public Set<Long> completeIfLeased(CompleteCommand command) {
+    public Set<Long> messageAckIfLeased(AckCommand command) {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", completeParams(command), HotStatements::firstLong));
+        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", ackParams(command), HotStatements::firstLong));
     }
 
-    /** The parameters of an acknowledgement in a transaction of its own, as completeIfLeased binds them. */
-    Map<String, Object> completeParams(CompleteCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
+    /** The parameters of an acknowledgement in a transaction of its own, as messageAckIfLeased binds them. */
+    Map<String, Object> ackParams(AckCommand command) {
+        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
         params.put("archive", archive);
         params.put("asyncCommit", asyncBookkeeping);
         return params;
     }
 
     /** Completes on the caller's connection, inside the caller's transaction (e.g. a handler's own). */
-    Set<Long> completeOn(Connection connection, CompleteCommand command) {
+    Set<Long> ackOn(Connection connection, AckCommand command) {
         Objects.requireNonNull(connection, "connection");
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
+        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
         params.put("archive", archive);
         params.put("asyncCommit", false);
         try (SqlSession session = MyBatisSupport.sessionOn(sessions, connection)) {
@@ -370,8 +373,8 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public Outcome retryIfLeased(RetryCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.now());
+    public Outcome messageRetryIfLeased(RetryCommand command) {
+        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.time().givenOrNull());
         params.put("delayMicros", micros(command.delay()));
         params.put("error", command.error());
         Rows.OutcomeRow row = autoCommit("retry", session -> session.selectOne("queue.retry", params));
@@ -379,29 +382,29 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public Outcome buryIfLeased(BuryCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.now());
+    public Outcome messageDeadLetterIfLeased(DeadLetterCommand command) {
+        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.time().givenOrNull());
         params.put("error", command.error());
         List<Long> buried = autoCommit("bury", session -> session.selectList("queue.bury", params));
         return buried.isEmpty() ? Outcome.LEASE_LOST : Outcome.DEAD_LETTERED;
     }
 
     @Override
-    public Set<Long> extendIfLeased(ExtendCommand command) {
+    public Set<Long> messageExtendIfLeased(ExtendCommand command) {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
+        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
         params.put("leaseMicros", micros(command.lease()));
         return Set.copyOf(autoCommit("extend", session -> session.<Long>selectList("queue.extend", params)));
     }
 
     @Override
-    public Set<Long> releaseIfLeased(ReleaseCommand command) {
+    public Set<Long> messageReleaseIfLeased(ReleaseCommand command) {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.now());
+        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
         return Set.copyOf(autoCommit("release", session -> session.<Long>selectList("queue.release", params)));
     }
 
@@ -423,11 +426,11 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public RescueResult rescueExpiredLeases(RescueCommand command) {
+    public RescueResult messageRescueExpired(RescueCommand command) {
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", command.namespace());
         params.put("limit", command.limit());
-        params.put("now", command.now());
+        params.put("now", command.time().givenOrNull());
         Rows.RescueRow row = autoCommit("rescue of expired leases", session -> session.selectOne("queue.rescue", params));
         return new RescueResult(row.requeued, row.deadLettered);
     }
@@ -435,7 +438,7 @@ final class PostgresMessageStore implements MessageStore {
     // ------------------------------------------------------------------ dead letters
 
     @Override
-    public List<DeadLetter> deadLetters(DeadLetterQuery query) {
+    public List<DeadLetter> deadLetterList(DeadLetterQuery query) {
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", query.namespace());
         params.put("topic", query.topic());
@@ -446,7 +449,9 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public Optional<DeadLetter> deadLetter(String namespace, long id) {
+    public Optional<DeadLetter> deadLetterFind(MessageRef message) {
+        String namespace = message.namespace();
+        long id = message.id();
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", namespace);
         params.put("id", id);
@@ -460,7 +465,7 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public RedriveResult redrive(RedriveCommand command) {
+    public RedriveResult deadLetterRedrive(RedriveCommand command) {
         if (command.id() == null && command.topic() == null) {
             return new RedriveResult(0, 0, command.afterId());
         }
@@ -470,13 +475,13 @@ final class PostgresMessageStore implements MessageStore {
         params.put("topic", command.topic());
         params.put("afterId", command.afterId());
         params.put("limit", command.limit());
-        params.put("now", command.now());
+        params.put("now", command.time().givenOrNull());
         Rows.RedriveRow row = autoCommit("redrive", session -> session.selectOne("queue.redrive", params));
         return new RedriveResult(row.redriven, row.examined, row.lastId);
     }
 
     @Override
-    public int purgeDeadLetters(PurgeCommand command) {
+    public int deadLetterPurge(PurgeCommand command) {
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", command.namespace());
         params.put("id", command.id());
@@ -488,7 +493,8 @@ final class PostgresMessageStore implements MessageStore {
     // ------------------------------------------------------------------ reading
 
     @Override
-    public NamespaceStats stats(String namespace) {
+    public NamespaceStats namespaceStats(StatsQuery query) {
+        String namespace = query.namespace();
         List<Rows.StatsRow> rows = autoCommit("stats", session -> session.selectList("queue.stats", Map.of("namespace", namespace)));
         Map<String, TopicStats> topics = new LinkedHashMap<>();
         long pending = 0;
@@ -506,7 +512,9 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public Optional<MessageInfo> find(String namespace, long id) {
+    public Optional<MessageInfo> messageFind(MessageRef message) {
+        String namespace = message.namespace();
+        long id = message.id();
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", namespace);
         params.put("id", id);
@@ -525,7 +533,10 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
-    public Optional<Instant> nextDueAt(String namespace, List<String> topics, Instant now) {
+    public Optional<Instant> messageNextDueAt(NextDueQuery query) {
+        String namespace = query.namespace();
+        List<String> topics = query.topics();
+        Instant now = query.time().givenOrNull();
         if (topics.isEmpty()) {
             return Optional.empty();
         }

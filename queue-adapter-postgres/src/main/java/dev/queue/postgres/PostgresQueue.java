@@ -15,8 +15,8 @@ import dev.queue.api.QueueOptions;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.CompletionAware;
 import dev.queue.domain.engine.QueueEngine;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.Clock;
-import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
@@ -27,7 +27,6 @@ import org.apache.ibatis.session.SqlSessionFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
@@ -37,6 +36,7 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.sql.DataSource;
 
 /**
  * A durable queue in a schema of an existing PostgreSQL database. Thread-safe; create one per application and
@@ -259,7 +259,7 @@ public final class PostgresQueue implements Queue {
     Outcome ackOn(Connection connection, String namespace, Delivery delivery) {
         ensureOpen();
         requireArgument("connection", connection, "an open java.sql.Connection of the queue's database");
-        return engine.ackThrough(namespace, delivery, command -> store.completeOn(connection, command));
+        return engine.ackThrough(namespace, delivery, command -> store.ackOn(connection, command));
     }
 
     /** {@link PostgresNamespace#ack(Connection, MessageContext)}: tells the subscription when it completed. */

@@ -4,8 +4,11 @@ import dev.queue.api.MissedRuns;
 import dev.queue.domain.port.FireCommand;
 import dev.queue.domain.port.FirePlan;
 import dev.queue.domain.port.FiredMessage;
+import dev.queue.domain.port.PauseCommand;
 import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.ScheduleQuery;
 import dev.queue.domain.port.ScheduleRecord;
+import dev.queue.domain.port.ScheduleRef;
 import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
 
@@ -35,58 +38,59 @@ final class PostgresScheduleStore implements ScheduleStore {
     }
 
     @Override
-    public boolean insertSchedule(ScheduleRecord schedule) {
+    public boolean scheduleInsertIfAbsent(ScheduleRecord schedule) {
         Integer inserted = sessions.autoCommit("schedule insert", s -> s.selectOne("queue.insertSchedule", params(schedule)));
         return inserted != null && inserted > 0;
     }
 
     @Override
-    public boolean replaceSchedule(ScheduleRecord schedule) {
+    public boolean scheduleReplaceIfPresent(ScheduleRecord schedule) {
         return sessions.autoCommit("schedule update", s -> s.update("queue.replaceSchedule", params(schedule))) > 0;
     }
 
     @Override
-    public boolean setPaused(String namespace, String name, boolean paused, Instant nextRunAt, Instant updatedAt) {
-        Map<String, Object> params = new HashMap<>(key(namespace, name));
-        params.put("paused", paused);
-        params.put("nextRunAt", nextRunAt);
-        params.put("updatedAt", updatedAt);
+    public boolean schedulePauseIfPresent(PauseCommand command) {
+        Map<String, Object> params = new HashMap<>(key(command.schedule()));
+        params.put("paused", command.paused());
+        params.put("nextRunAt", command.nextRunAt());
+        params.put("updatedAt", command.updatedAt());
         return sessions.autoCommit("schedule pause", s -> s.update("queue.setSchedulePaused", params)) > 0;
     }
 
     @Override
-    public boolean deleteSchedule(String namespace, String name) {
-        return sessions.autoCommit("schedule delete", s -> s.delete("queue.deleteSchedule", key(namespace, name))) > 0;
+    public boolean scheduleDeleteIfPresent(ScheduleRef schedule) {
+        return sessions.autoCommit("schedule delete", s -> s.delete("queue.deleteSchedule", key(schedule))) > 0;
     }
 
     @Override
-    public Optional<ScheduleRecord> findSchedule(String namespace, String name) {
-        Rows.ScheduleRow row = sessions.autoCommit("schedule lookup", s -> s.selectOne("queue.findSchedule", key(namespace, name)));
+    public Optional<ScheduleRecord> scheduleFind(ScheduleRef schedule) {
+        Rows.ScheduleRow row = sessions.autoCommit("schedule lookup", s -> s.selectOne("queue.findSchedule", key(schedule)));
         return Optional.ofNullable(row).map(PostgresScheduleStore::toRecord);
     }
 
     @Override
-    public List<ScheduleRecord> listSchedules(String namespace) {
+    public List<ScheduleRecord> scheduleList(ScheduleQuery query) {
+        String namespace = query.namespace();
         List<Rows.ScheduleRow> rows = sessions.autoCommit("schedule listing",
                 s -> s.selectList("queue.listSchedules", Map.of("namespace", namespace)));
         return rows.stream().map(PostgresScheduleStore::toRecord).toList();
     }
 
     @Override
-    public List<FiredMessage> fireDueSchedules(FireCommand command) {
+    public List<FiredMessage> scheduleFireDue(FireCommand command) {
         Map<String, Object> query = new HashMap<>();
         query.put("namespace", command.namespace());
         query.put("limit", command.limit());
-        query.put("now", command.now());
+        query.put("now", command.time().givenOrNull());
         return sessions.inTransaction("firing due schedules", session -> {
             List<Rows.ScheduleRow> due = session.selectList("queue.lockDueSchedules", query);
             List<FiredMessage> fired = new ArrayList<>();
             for (Rows.ScheduleRow row : due) {
                 ScheduleRecord schedule = toRecord(row);
-                Instant now = command.now() != null ? command.now() : row.dbNow;
+                Instant now = command.time().resolve(() -> row.dbNow);
                 FirePlan plan = command.planner().plan(schedule, now);
                 List<StoredOutcome> stored = plan.messages().isEmpty() ? List.of()
-                        : messages.publishIn(session, new PublishCommand(plan.messages(), command.now()));
+                        : messages.publishIn(session, new PublishCommand(plan.messages(), command.time()));
                 for (int i = 0; i < stored.size(); i++) {
                     fired.add(new FiredMessage(schedule.namespace(), schedule.name(), plan.dueTimes().get(i),
                             stored.get(i).id(), stored.get(i).duplicate(), plan.nextRunAt()));
@@ -101,11 +105,16 @@ final class PostgresScheduleStore implements ScheduleStore {
     }
 
     @Override
-    public Optional<Instant> nextScheduleRunAt(String namespace) {
+    public Optional<Instant> scheduleNextRunAt(ScheduleQuery query) {
+        String namespace = query.namespace();
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", namespace);
         Instant next = sessions.autoCommit("next schedule run", s -> s.selectOne("queue.nextScheduleRunAt", params));
         return Optional.ofNullable(next);
+    }
+
+    private static Map<String, Object> key(ScheduleRef schedule) {
+        return key(schedule.namespace(), schedule.name());
     }
 
     private static Map<String, Object> key(String namespace, String name) {

@@ -1,8 +1,8 @@
 package dev.queue.postgres;
 
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import org.apache.ibatis.session.SqlSession;
 import org.junit.jupiter.api.AfterEach;
@@ -18,6 +18,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
+import static dev.queue.domain.port.CommandTime.at;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -45,7 +46,7 @@ class BookkeepingCommitTest {
 
     @Test
     void aClaimCommitsWithoutWaitingForTheFlushByDefault() throws SQLException {
-        db.publish(StoreFixture.message("t"), T0);
+        db.publish(StoreFixture.message("t"), at(T0));
         assertThat(settingAtCommitOf("queue.claim", db.store.claimParams(claimCommand())))
                 .as("synchronous_commit inside the claim's transaction").isEqualTo("off");
     }
@@ -57,33 +58,33 @@ class BookkeepingCommitTest {
 
     @Test
     void anAcknowledgementCommitsWithoutWaitingForTheFlushByDefault() throws SQLException {
-        db.publish(StoreFixture.message("t"), T0);
-        ClaimedMessage claimed = db.claimOne("t", 5, T0);
-        CompleteCommand complete = new CompleteCommand(StoreFixture.NS, List.of(new LeaseRef(claimed.id(), 5)), T0);
-        assertThat(settingAtCommitOf("queue.complete", db.store.completeParams(complete))).isEqualTo("off");
+        db.publish(StoreFixture.message("t"), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 5, at(T0));
+        AckCommand complete = new AckCommand(StoreFixture.NS, List.of(new LeaseRef(claimed.id(), 5)), at(T0));
+        assertThat(settingAtCommitOf("queue.complete", db.store.ackParams(complete))).isEqualTo("off");
         assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(0L);
     }
 
     @Test
     void withDurableAcknowledgementsBothWaitForTheFlush() throws SQLException {
         PostgresMessageStore durable = new PostgresMessageStore(db.sessions, CompletedRetention.DELETE, true);
-        db.publish(StoreFixture.message("t"), T0);
+        db.publish(StoreFixture.message("t"), at(T0));
         assertThat(settingAtCommitOf("queue.claim", durable.claimParams(claimCommand()))).isEqualTo("on");
         long id = (Long) db.query("SELECT id FROM $s.messages").get(0);
-        CompleteCommand complete = new CompleteCommand(StoreFixture.NS, List.of(new LeaseRef(id, 9)), T0);
-        assertThat(settingAtCommitOf("queue.complete", durable.completeParams(complete))).isEqualTo("on");
+        AckCommand complete = new AckCommand(StoreFixture.NS, List.of(new LeaseRef(id, 9)), at(T0));
+        assertThat(settingAtCommitOf("queue.complete", durable.ackParams(complete))).isEqualTo("on");
         assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(0L);
     }
 
     @Test
     void anAcknowledgementInTheCallersTransactionLeavesItsCommitToTheCaller() throws SQLException {
-        db.publish(StoreFixture.message("t"), T0);
-        ClaimedMessage claimed = db.claimOne("t", 5, T0);
+        db.publish(StoreFixture.message("t"), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 5, at(T0));
         try (Connection connection = db.pool.getConnection()) {
             execute(connection, "SET synchronous_commit = on");
             connection.setAutoCommit(false);
             try {
-                db.store.completeOn(connection, new CompleteCommand(StoreFixture.NS, List.of(new LeaseRef(claimed.id(), 5)), T0));
+                db.store.ackOn(connection, new AckCommand(StoreFixture.NS, List.of(new LeaseRef(claimed.id(), 5)), at(T0)));
                 assertThat(show(connection)).isEqualTo("on");
                 connection.commit();
             } finally {
@@ -107,7 +108,7 @@ class BookkeepingCommitTest {
     }
 
     private ClaimCommand claimCommand() {
-        return new ClaimCommand(StoreFixture.NS, List.of("t"), "w", 10, Duration.ofSeconds(30), 9, T0);
+        return new ClaimCommand(StoreFixture.NS, List.of("t"), "w", 10, Duration.ofSeconds(30), 9, at(T0));
     }
 
     /**

@@ -1,7 +1,7 @@
 package dev.queue.postgres;
 
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
@@ -26,6 +26,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static dev.queue.postgres.StoreFixture.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -58,11 +59,11 @@ class DedupRaceTest {
         ExecutorService executor = Executors.newSingleThreadExecutor();
         try (Connection caller = db.pool.getConnection()) {
             caller.setAutoCommit(false);
-            long holder = db.store.publishOn(caller, new PublishCommand(List.of(keyed("race-1")), null)).get(0).id();
+            long holder = db.store.publishOn(caller, new PublishCommand(List.of(keyed("race-1")), storeClock())).get(0).id();
 
             // this statement cannot decide until the caller's transaction ends, and then runs with a snapshot
             // that does not show the committed holder: the store must look again instead of answering blindly
-            Future<List<StoredOutcome>> waiting = executor.submit(() -> db.publishAll(List.of(keyed("race-1")), null));
+            Future<List<StoredOutcome>> waiting = executor.submit(() -> db.publishAll(List.of(keyed("race-1")), storeClock()));
             awaitBlockedOnALock();
             caller.commit();
 
@@ -77,9 +78,9 @@ class DedupRaceTest {
         ExecutorService executor = Executors.newSingleThreadExecutor();
         try (Connection caller = db.pool.getConnection()) {
             caller.setAutoCommit(false);
-            long holder = db.store.publishOn(caller, new PublishCommand(List.of(keyed("race-2")), null)).get(0).id();
+            long holder = db.store.publishOn(caller, new PublishCommand(List.of(keyed("race-2")), storeClock())).get(0).id();
 
-            Future<List<StoredOutcome>> waiting = executor.submit(() -> db.publishAll(List.of(keyed("race-2")), null));
+            Future<List<StoredOutcome>> waiting = executor.submit(() -> db.publishAll(List.of(keyed("race-2")), storeClock()));
             awaitBlockedOnALock();
             caller.rollback();
 
@@ -101,7 +102,7 @@ class DedupRaceTest {
             List<StoredOutcome> mine = new ArrayList<>();
             for (int round = 0; round < rounds; round++) {
                 barrier.await(10, TimeUnit.SECONDS);
-                mine.add(db.publishAll(List.of(keyed("same-" + round)), null).get(0));
+                mine.add(db.publishAll(List.of(keyed("same-" + round)), storeClock()).get(0));
             }
             return mine;
         });
@@ -128,8 +129,8 @@ class DedupRaceTest {
             Future<?> completer = executor.submit(() -> {
                 long token = 0;
                 while (!stop.get()) {
-                    for (ClaimedMessage claimed : db.claim("t", 10, ++token, null)) {
-                        db.store.completeIfLeased(new CompleteCommand(NS, List.of(new LeaseRef(claimed.id(), token)), null));
+                    for (ClaimedMessage claimed : db.claim("t", 10, ++token, storeClock())) {
+                        db.store.messageAckIfLeased(new AckCommand(NS, List.of(new LeaseRef(claimed.id(), token)), storeClock()));
                     }
                 }
                 return null;
@@ -139,7 +140,7 @@ class DedupRaceTest {
                 publishers.add(executor.submit(() -> {
                     List<StoredOutcome> mine = new ArrayList<>();
                     for (int i = 0; i < 300; i++) {
-                        StoredOutcome outcome = db.publishAll(List.of(keyed("churn")), null).get(0);
+                        StoredOutcome outcome = db.publishAll(List.of(keyed("churn")), storeClock()).get(0);
                         if (!outcome.duplicate()) {
                             stored.add(outcome.id());
                         }

@@ -6,14 +6,16 @@ import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
 import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
 import dev.queue.domain.port.RedriveResult;
@@ -21,6 +23,7 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,6 +40,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import static dev.queue.domain.port.CommandTime.at;
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static dev.queue.postgres.StoreFixture.NS;
 import static dev.queue.postgres.StoreFixture.message;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,7 +73,7 @@ class PostgresMessageStoreTest {
     }
 
     private MessageInfo info(long id) {
-        return store.find(NS, id).orElseThrow();
+        return store.messageFind(new MessageRef(NS, id)).orElseThrow();
     }
 
     // ------------------------------------------------------------------ publish
@@ -79,7 +84,7 @@ class PostgresMessageStoreTest {
         NewMessage message = new NewMessage(NS, "t", json, Map.of("h1", "v1", "trace-id", "abc"), 7, 5, "key-1", null,
                 Duration.ofSeconds(10));
 
-        long id = db.publish(message, T0);
+        long id = db.publish(message, at(T0));
 
         MessageInfo info = info(id);
         assertThat(info.json()).isEqualTo(json);
@@ -100,7 +105,7 @@ class PostgresMessageStoreTest {
     @Test
     void runAtWinsOverDelayAndKeepsMicroseconds() {
         Instant runAt = Instant.parse("2031-02-03T04:05:06.654321Z");
-        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, runAt, Duration.ofDays(3)), T0);
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, runAt, Duration.ofDays(3)), at(T0));
 
         assertThat(info(id).runAt()).isEqualTo(runAt);
     }
@@ -108,12 +113,12 @@ class PostgresMessageStoreTest {
     @Test
     void withoutACommandTimeTheDatabaseClockDecides() {
         Instant before = Instant.now();
-        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ofMinutes(1)), null);
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ofMinutes(1)), storeClock());
 
         MessageInfo info = info(id);
         assertThat(info.publishedAt()).isCloseTo(before, within(5, ChronoUnit.SECONDS));
         assertThat(info.runAt()).isEqualTo(info.publishedAt().plus(Duration.ofMinutes(1)));
-        assertThat(store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, null))).isEmpty();
+        assertThat(store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, storeClock()))).isEmpty();
     }
 
     @Test
@@ -123,7 +128,7 @@ class PostgresMessageStoreTest {
             batch.add(message(NS, "t" + (i % 3), "{\"i\":" + i + "}"));
         }
 
-        List<StoredOutcome> outcomes = db.publishAll(batch, T0);
+        List<StoredOutcome> outcomes = db.publishAll(batch, at(T0));
 
         assertThat(outcomes).hasSize(500).noneMatch(StoredOutcome::duplicate);
         for (int i = 1; i < outcomes.size(); i++) {
@@ -137,7 +142,7 @@ class PostgresMessageStoreTest {
     void aBatchIsAllOrNothing() {
         List<NewMessage> batch = List.of(message(NS, "t", "{}"), message(NS, "t", "{not json"));
 
-        assertThatThrownBy(() -> db.publishAll(batch, T0))
+        assertThatThrownBy(() -> db.publishAll(batch, at(T0)))
                 .isInstanceOf(StoreUnavailableException.class)
                 .hasMessageContaining("publish")
                 .hasMessageContaining("22P02");
@@ -150,14 +155,14 @@ class PostgresMessageStoreTest {
     @Test
     void aKeyHeldByAPendingOrRunningMessageMakesADuplicateOfTheHolder() {
         NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
-        long holder = db.publish(keyed, T0);
+        long holder = db.publish(keyed, at(T0));
 
-        assertThat(db.publishAll(List.of(keyed), T0)).containsExactly(new StoredOutcome(holder, true));
-        db.claimOne("t", 9, T0);
-        assertThat(db.publishAll(List.of(keyed), T0)).containsExactly(new StoredOutcome(holder, true));
+        assertThat(db.publishAll(List.of(keyed), at(T0))).containsExactly(new StoredOutcome(holder, true));
+        db.claimOne("t", 9, at(T0));
+        assertThat(db.publishAll(List.of(keyed), at(T0))).containsExactly(new StoredOutcome(holder, true));
         // the same key in another topic or namespace is another key
         assertThat(db.publishAll(List.of(new NewMessage(NS, "u", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO),
-                new NewMessage("other", "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO)), T0))
+                new NewMessage("other", "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO)), at(T0)))
                 .noneMatch(StoredOutcome::duplicate);
     }
 
@@ -167,7 +172,7 @@ class PostgresMessageStoreTest {
         NewMessage b = new NewMessage(NS, "t", "{\"n\":2}", Map.of(), 0, 3, "k", null, Duration.ZERO);
         NewMessage plain = message("t");
 
-        List<StoredOutcome> outcomes = db.publishAll(List.of(plain, a, b, plain, b), T0);
+        List<StoredOutcome> outcomes = db.publishAll(List.of(plain, a, b, plain, b), at(T0));
 
         assertThat(outcomes).extracting(StoredOutcome::duplicate).containsExactly(false, false, true, false, true);
         assertThat(outcomes.get(2).id()).isEqualTo(outcomes.get(1).id());
@@ -179,32 +184,32 @@ class PostgresMessageStoreTest {
     @Test
     void completedAndDeadMessagesFreeTheirKey() {
         NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
-        db.publish(keyed, T0);
-        ClaimedMessage first = db.claimOne("t", 1, T0);
-        store.completeIfLeased(new CompleteCommand(NS, List.of(lease(first)), T0));
+        db.publish(keyed, at(T0));
+        ClaimedMessage first = db.claimOne("t", 1, at(T0));
+        store.messageAckIfLeased(new AckCommand(NS, List.of(lease(first)), at(T0)));
 
-        long second = db.publish(keyed, T0);
+        long second = db.publish(keyed, at(T0));
         assertThat(second).isNotEqualTo(first.id());
-        ClaimedMessage claimed = db.claimOne("t", 2, T0);
-        store.buryIfLeased(new BuryCommand(NS, lease(claimed), "boom", T0));
+        ClaimedMessage claimed = db.claimOne("t", 2, at(T0));
+        store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "boom", at(T0)));
 
-        assertThat(db.publishAll(List.of(keyed), T0).get(0).duplicate()).isFalse();
+        assertThat(db.publishAll(List.of(keyed), at(T0)).get(0).duplicate()).isFalse();
     }
 
     // ------------------------------------------------------------------ claim
 
     @Test
     void claimsByPriorityThenDueTimeThenIdAndLeasesWhatItReturns() {
-        long late = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(1), null), T0);
-        long urgent = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0, null), T0);
-        long early = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(5), null), T0);
-        long low = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 9, 3, null, T0.minusSeconds(60), null), T0);
-        long sameTimeA = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), T0);
-        long sameTimeB = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), T0);
-        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusMillis(1), null), T0);
-        db.publish(message("other-ns", "t", "{}"), T0);
+        long late = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(1), null), at(T0));
+        long urgent = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0, null), at(T0));
+        long early = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(5), null), at(T0));
+        long low = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 9, 3, null, T0.minusSeconds(60), null), at(T0));
+        long sameTimeA = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), at(T0));
+        long sameTimeB = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), at(T0));
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusMillis(1), null), at(T0));
+        db.publish(message("other-ns", "t", "{}"), at(T0));
 
-        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(NS, List.of("t"), "worker-7", 10, LEASE, 77, T0));
+        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "worker-7", 10, LEASE, 77, at(T0)));
 
         assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(early, late, urgent, sameTimeA, sameTimeB, low);
         ClaimedMessage first = claimed.get(0);
@@ -214,19 +219,19 @@ class PostgresMessageStoreTest {
         assertThat(first.leaseUntil()).isEqualTo(T0.plus(LEASE));
         assertThat(first.publishedAt()).isEqualTo(T0);
         assertThat(info(first.id()).state()).isEqualTo(MessageState.RUNNING);
-        assertThat(store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 78, T0))).isEmpty();
+        assertThat(store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 78, at(T0)))).isEmpty();
     }
 
     @Test
     void pullAnyHonoursTheTopicOrderBeforePriority() {
-        long b1 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 9, 3, null, null, Duration.ZERO), T0);
-        long a1 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
-        long c1 = db.publish(new NewMessage(NS, "c", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
-        long b2 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), T0);
-        long a2 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 5, 3, null, null, Duration.ZERO), T0);
+        long b1 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 9, 3, null, null, Duration.ZERO), at(T0));
+        long a1 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), at(T0));
+        long c1 = db.publish(new NewMessage(NS, "c", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), at(T0));
+        long b2 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), at(T0));
+        long a2 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 5, 3, null, null, Duration.ZERO), at(T0));
 
-        List<ClaimedMessage> firstTwo = store.claim(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 3, LEASE, 1, T0));
-        List<ClaimedMessage> rest = store.claim(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 10, LEASE, 2, T0));
+        List<ClaimedMessage> firstTwo = store.messageClaimDue(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 3, LEASE, 1, at(T0)));
+        List<ClaimedMessage> rest = store.messageClaimDue(new ClaimCommand(NS, List.of("b", "c", "a"), "w", 10, LEASE, 2, at(T0)));
 
         assertThat(firstTwo).extracting(ClaimedMessage::id).containsExactly(b2, b1, c1);
         assertThat(rest).extracting(ClaimedMessage::id).containsExactly(a1, a2);
@@ -234,42 +239,42 @@ class PostgresMessageStoreTest {
 
     @Test
     void nextDueAtIsTheEarliestFutureDueTimeOfTheTopics() {
-        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.plusSeconds(30), null), T0);
-        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusSeconds(90), null), T0);
-        db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 3, null, T0.plusSeconds(20), null), T0);
-        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(20), null), T0);
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.plusSeconds(30), null), at(T0));
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.plusSeconds(90), null), at(T0));
+        db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 3, null, T0.plusSeconds(20), null), at(T0));
+        db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(20), null), at(T0));
 
-        assertThat(store.nextDueAt(NS, List.of("t"), T0)).contains(T0.plusSeconds(30));
-        assertThat(store.nextDueAt(NS, List.of("t", "u"), T0)).contains(T0.plusSeconds(20));
-        assertThat(store.nextDueAt(NS, List.of("t"), T0.plusSeconds(30))).contains(T0.plusSeconds(90));
-        assertThat(store.nextDueAt(NS, List.of("v"), T0)).isEmpty();
-        assertThat(store.nextDueAt("other", List.of("t"), T0)).isEmpty();
+        assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("t"), at(T0)))).contains(T0.plusSeconds(30));
+        assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("t", "u"), at(T0)))).contains(T0.plusSeconds(20));
+        assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("t"), at(T0.plusSeconds(30))))).contains(T0.plusSeconds(90));
+        assertThat(store.messageNextDueAt(new NextDueQuery(NS, List.of("v"), at(T0)))).isEmpty();
+        assertThat(store.messageNextDueAt(new NextDueQuery("other", List.of("t"), at(T0)))).isEmpty();
     }
 
     // ------------------------------------------------------------------ guarded changes
 
     @Test
     void completeRemovesTheRowAndCountsIt() {
-        long id = db.publish(message("t"), T0);
-        ClaimedMessage claimed = db.claimOne("t", 5, T0);
+        long id = db.publish(message("t"), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 5, at(T0));
 
-        assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0))).containsExactly(id);
+        assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(T0)))).containsExactly(id);
 
-        assertThat(store.find(NS, id)).isEmpty();
+        assertThat(store.messageFind(new MessageRef(NS, id))).isEmpty();
         assertThat(db.count("messages")).isZero();
-        assertThat(store.stats(NS).topic("t").completed()).isEqualTo(1);
-        assertThat(store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0))).isEmpty();
-        assertThat(store.stats(NS).topic("t").completed()).isEqualTo(1);
+        assertThat(store.namespaceStats(new StatsQuery(NS)).topic("t").completed()).isEqualTo(1);
+        assertThat(store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(T0)))).isEmpty();
+        assertThat(store.namespaceStats(new StatsQuery(NS)).topic("t").completed()).isEqualTo(1);
     }
 
     @Test
     void completeOfABatchReturnsOnlyTheIdsStillHeld() {
-        db.publishAll(List.of(message("t"), message("t"), message("t")), T0);
-        List<ClaimedMessage> claimed = db.claim("t", 3, 5, T0);
+        db.publishAll(List.of(message("t"), message("t"), message("t")), at(T0));
+        List<ClaimedMessage> claimed = db.claim("t", 3, 5, at(T0));
         LeaseRef stale = new LeaseRef(claimed.get(1).id(), 999);
 
-        Set<Long> done = store.completeIfLeased(new CompleteCommand(NS,
-                List.of(lease(claimed.get(0)), stale, lease(claimed.get(2))), T0));
+        Set<Long> done = store.messageAckIfLeased(new AckCommand(NS,
+                List.of(lease(claimed.get(0)), stale, lease(claimed.get(2))), at(T0)));
 
         assertThat(done).containsExactlyInAnyOrder(claimed.get(0).id(), claimed.get(2).id());
         assertThat(info(claimed.get(1).id()).state()).isEqualTo(MessageState.RUNNING);
@@ -281,39 +286,39 @@ class PostgresMessageStoreTest {
     @ParameterizedTest
     @EnumSource(NotHeld.class)
     void noGuardedChangeActsOnAMessageTheCallerDoesNotHold(NotHeld where) {
-        long id = db.publish(message("t"), T0);
-        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+        long id = db.publish(message("t"), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 1, at(T0));
         LeaseRef ref = lease(claimed);
         String namespace = NS;
         switch (where) {
-            case PENDING -> store.releaseIfLeased(new ReleaseCommand(NS, List.of(ref), T0));
+            case PENDING -> store.messageReleaseIfLeased(new ReleaseCommand(NS, List.of(ref), at(T0)));
             case RUNNING_UNDER_ANOTHER_TOKEN -> ref = new LeaseRef(id, 2);
             case OTHER_NAMESPACE -> namespace = "intruder";
-            case DEAD -> store.buryIfLeased(new BuryCommand(NS, ref, "dead", T0));
-            case COMPLETED -> store.completeIfLeased(new CompleteCommand(NS, List.of(ref), T0));
+            case DEAD -> store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, ref, "dead", at(T0)));
+            case COMPLETED -> store.messageAckIfLeased(new AckCommand(NS, List.of(ref), at(T0)));
             case UNKNOWN_ID -> ref = new LeaseRef(id + 1000, 1);
         }
-        Optional<MessageInfo> before = store.find(NS, id);
-        NamespaceStats statsBefore = store.stats(NS);
-        List<DeadLetter> deadBefore = store.deadLetters(new DeadLetterQuery(NS, null, 0, 100));
+        Optional<MessageInfo> before = store.messageFind(new MessageRef(NS, id));
+        NamespaceStats statsBefore = store.namespaceStats(new StatsQuery(NS));
+        List<DeadLetter> deadBefore = store.deadLetterList(new DeadLetterQuery(NS, null, 0, 100));
 
-        assertThat(store.completeIfLeased(new CompleteCommand(namespace, List.of(ref), T0))).isEmpty();
-        assertThat(store.retryIfLeased(new RetryCommand(namespace, ref, Duration.ZERO, "x", T0))).isEqualTo(Outcome.LEASE_LOST);
-        assertThat(store.buryIfLeased(new BuryCommand(namespace, ref, "x", T0))).isEqualTo(Outcome.LEASE_LOST);
-        assertThat(store.extendIfLeased(new ExtendCommand(namespace, List.of(ref), LEASE, T0.plusSeconds(5)))).isEmpty();
-        assertThat(store.releaseIfLeased(new ReleaseCommand(namespace, List.of(ref), T0))).isEmpty();
+        assertThat(store.messageAckIfLeased(new AckCommand(namespace, List.of(ref), at(T0)))).isEmpty();
+        assertThat(store.messageRetryIfLeased(new RetryCommand(namespace, ref, Duration.ZERO, "x", at(T0)))).isEqualTo(Outcome.LEASE_LOST);
+        assertThat(store.messageDeadLetterIfLeased(new DeadLetterCommand(namespace, ref, "x", at(T0)))).isEqualTo(Outcome.LEASE_LOST);
+        assertThat(store.messageExtendIfLeased(new ExtendCommand(namespace, List.of(ref), LEASE, at(T0.plusSeconds(5))))).isEmpty();
+        assertThat(store.messageReleaseIfLeased(new ReleaseCommand(namespace, List.of(ref), at(T0)))).isEmpty();
 
-        assertThat(store.find(NS, id)).isEqualTo(before);
-        assertThat(store.stats(NS)).isEqualTo(statsBefore);
-        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, 0, 100))).isEqualTo(deadBefore);
+        assertThat(store.messageFind(new MessageRef(NS, id))).isEqualTo(before);
+        assertThat(store.namespaceStats(new StatsQuery(NS))).isEqualTo(statsBefore);
+        assertThat(store.deadLetterList(new DeadLetterQuery(NS, null, 0, 100))).isEqualTo(deadBefore);
     }
 
     @Test
     void retrySchedulesAfterTheDelayOnEveryAttemptTheDomainRetries() {
-        long id = db.publish(new NewMessage(NS, "t", "{\"x\":1}", Map.of("h", "v"), 2, 2, "k", null, Duration.ZERO), T0);
-        ClaimedMessage first = db.claimOne("t", 1, T0);
+        long id = db.publish(new NewMessage(NS, "t", "{\"x\":1}", Map.of("h", "v"), 2, 2, "k", null, Duration.ZERO), at(T0));
+        ClaimedMessage first = db.claimOne("t", 1, at(T0));
 
-        assertThat(store.retryIfLeased(new RetryCommand(NS, lease(first), Duration.ofSeconds(10), "oops", T0)))
+        assertThat(store.messageRetryIfLeased(new RetryCommand(NS, lease(first), Duration.ofSeconds(10), "oops", at(T0))))
                 .isEqualTo(Outcome.RETRY_SCHEDULED);
         MessageInfo waiting = info(id);
         assertThat(waiting.state()).isEqualTo(MessageState.PENDING);
@@ -321,32 +326,32 @@ class PostgresMessageStoreTest {
         assertThat(waiting.lastError()).isEqualTo("oops");
         assertThat(waiting.attempts()).isEqualTo(1);
         assertThat(waiting.leaseUntil()).isNull();
-        assertThat(db.claim("t", 1, 2, T0.plusSeconds(9))).isEmpty();
+        assertThat(db.claim("t", 1, 2, at(T0.plusSeconds(9)))).isEmpty();
 
         // The last attempt too: whether a message may run again is the domain's decision (Lifecycle), which
         // dead-letters it with bury instead; the statement carries out what it is asked.
         Instant later = T0.plusSeconds(10);
-        ClaimedMessage second = db.claimOne("t", 2, later);
+        ClaimedMessage second = db.claimOne("t", 2, at(later));
         assertThat(second.attempt()).isEqualTo(2);
-        assertThat(store.retryIfLeased(new RetryCommand(NS, lease(second), Duration.ofSeconds(10), "again", later)))
+        assertThat(store.messageRetryIfLeased(new RetryCommand(NS, lease(second), Duration.ofSeconds(10), "again", at(later))))
                 .isEqualTo(Outcome.RETRY_SCHEDULED);
         MessageInfo again = info(id);
         assertThat(again.state()).isEqualTo(MessageState.PENDING);
         assertThat(again.attempts()).isEqualTo(2);
         assertThat(again.runAt()).isEqualTo(later.plusSeconds(10));
         assertThat(again.uniqueKey()).isEqualTo("k");
-        assertThat(store.deadLetter(NS, id)).isEmpty();
+        assertThat(store.deadLetterFind(new MessageRef(NS, id))).isEmpty();
     }
 
     @Test
     void buryDeadLettersWhateverAttemptsAreLeft() {
-        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 10, null, null, Duration.ZERO), T0);
-        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 10, null, null, Duration.ZERO), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 1, at(T0));
 
-        assertThat(store.buryIfLeased(new BuryCommand(NS, lease(claimed), "bad input", T0.plusSeconds(1))))
+        assertThat(store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "bad input", at(T0.plusSeconds(1)))))
                 .isEqualTo(Outcome.DEAD_LETTERED);
 
-        DeadLetter dead = store.deadLetter(NS, id).orElseThrow();
+        DeadLetter dead = store.deadLetterFind(new MessageRef(NS, id)).orElseThrow();
         assertThat(dead.attempts()).isEqualTo(1);
         assertThat(dead.maxAttempts()).isEqualTo(10);
         assertThat(dead.lastError()).isEqualTo("bad input");
@@ -356,45 +361,45 @@ class PostgresMessageStoreTest {
 
     @Test
     void extendMovesTheLeaseEndFromNow() {
-        db.publish(message("t"), T0);
-        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+        db.publish(message("t"), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 1, at(T0));
 
-        assertThat(store.extendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), Duration.ofMinutes(5),
-                T0.plusSeconds(20)))).containsExactly(claimed.id());
+        assertThat(store.messageExtendIfLeased(new ExtendCommand(NS, List.of(lease(claimed)), Duration.ofMinutes(5),
+                at(T0.plusSeconds(20))))).containsExactly(claimed.id());
 
         assertThat(info(claimed.id()).leaseUntil()).isEqualTo(T0.plusSeconds(20).plus(Duration.ofMinutes(5)));
     }
 
     @Test
     void releaseGivesTheAttemptBackAndKeepsTheDueTime() {
-        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(3), null), T0);
-        ClaimedMessage claimed = db.claimOne("t", 1, T0);
+        long id = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, T0.minusSeconds(3), null), at(T0));
+        ClaimedMessage claimed = db.claimOne("t", 1, at(T0));
 
-        assertThat(store.releaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), T0))).containsExactly(id);
+        assertThat(store.messageReleaseIfLeased(new ReleaseCommand(NS, List.of(lease(claimed)), at(T0)))).containsExactly(id);
 
         MessageInfo info = info(id);
         assertThat(info.state()).isEqualTo(MessageState.PENDING);
         assertThat(info.attempts()).isZero();
         assertThat(info.runAt()).isEqualTo(T0.minusSeconds(3));
         assertThat(info.worker()).isNull();
-        assertThat(db.claimOne("t", 2, T0).attempt()).isEqualTo(1);
+        assertThat(db.claimOne("t", 2, at(T0)).attempt()).isEqualTo(1);
     }
 
     // ------------------------------------------------------------------ rescue
 
     @Test
     void rescueRequeuesExpiredLeasesAndBuriesThoseOnTheirLastAttemptInBoundedBatches() {
-        long retryable = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 2, null, null, Duration.ZERO), T0);
-        long last = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), T0);
-        long fresh = db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), T0);
-        long elsewhere = db.publish(message("other", "t", "{}"), T0);
-        db.claim("t", 2, 1, T0);
-        store.claim(new ClaimCommand(NS, List.of("u"), "w", 1, Duration.ofMinutes(10), 3, T0));
-        store.claim(new ClaimCommand("other", List.of("t"), "w", 1, LEASE, 4, T0));
+        long retryable = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 2, null, null, Duration.ZERO), at(T0));
+        long last = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), at(T0));
+        long fresh = db.publish(new NewMessage(NS, "u", "{}", Map.of(), 0, 1, null, null, Duration.ZERO), at(T0));
+        long elsewhere = db.publish(message("other", "t", "{}"), at(T0));
+        db.claim("t", 2, 1, at(T0));
+        store.messageClaimDue(new ClaimCommand(NS, List.of("u"), "w", 1, Duration.ofMinutes(10), 3, at(T0)));
+        store.messageClaimDue(new ClaimCommand("other", List.of("t"), "w", 1, LEASE, 4, at(T0)));
         Instant after = T0.plus(LEASE).plusSeconds(1);
 
-        RescueResult one = store.rescueExpiredLeases(new RescueCommand(NS, 1, after));
-        RescueResult rest = store.rescueExpiredLeases(new RescueCommand(NS, 100, after));
+        RescueResult one = store.messageRescueExpired(new RescueCommand(NS, 1, at(after)));
+        RescueResult rest = store.messageRescueExpired(new RescueCommand(NS, 100, at(after)));
 
         assertThat(one.total()).isEqualTo(1);
         assertThat(one.total() + rest.total()).isEqualTo(2);
@@ -403,12 +408,12 @@ class PostgresMessageStoreTest {
         assertThat(requeued.state()).isEqualTo(MessageState.PENDING);
         assertThat(requeued.runAt()).isEqualTo(after);
         assertThat(requeued.lastError()).isEqualTo("lease expired");
-        assertThat(store.deadLetter(NS, last).orElseThrow().lastError()).isEqualTo("lease expired on its last attempt");
+        assertThat(store.deadLetterFind(new MessageRef(NS, last)).orElseThrow().lastError()).isEqualTo("lease expired on its last attempt");
         assertThat(info(fresh).state()).isEqualTo(MessageState.RUNNING);
-        assertThat(store.find("other", elsewhere).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
+        assertThat(store.messageFind(new MessageRef("other", elsewhere)).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
 
-        assertThat(store.rescueExpiredLeases(new RescueCommand(null, 100, after))).isEqualTo(new RescueResult(1, 0));
-        assertThat(store.find("other", elsewhere).orElseThrow().state()).isEqualTo(MessageState.PENDING);
+        assertThat(store.messageRescueExpired(new RescueCommand(null, 100, at(after)))).isEqualTo(new RescueResult(1, 0));
+        assertThat(store.messageFind(new MessageRef("other", elsewhere)).orElseThrow().state()).isEqualTo(MessageState.PENDING);
     }
 
     // ------------------------------------------------------------------ dead letters
@@ -417,21 +422,21 @@ class PostgresMessageStoreTest {
     void deadLettersAreListedOldestFirstPagedByIdAndRedrivenWithTheirId() {
         List<Long> ids = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            ids.add(db.publish(message(i % 2 == 0 ? "a" : "b"), T0));
+            ids.add(db.publish(message(i % 2 == 0 ? "a" : "b"), at(T0)));
         }
-        for (ClaimedMessage claimed : store.claim(new ClaimCommand(NS, List.of("a", "b"), "w", 10, LEASE, 1, T0))) {
-            store.buryIfLeased(new BuryCommand(NS, lease(claimed), "e" + claimed.id(), T0));
+        for (ClaimedMessage claimed : store.messageClaimDue(new ClaimCommand(NS, List.of("a", "b"), "w", 10, LEASE, 1, at(T0)))) {
+            store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "e" + claimed.id(), at(T0)));
         }
 
-        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, 0, 3))).extracting(d -> d.id().value())
+        assertThat(store.deadLetterList(new DeadLetterQuery(NS, null, 0, 3))).extracting(d -> d.id().value())
                 .containsExactly(ids.get(0), ids.get(1), ids.get(2));
-        assertThat(store.deadLetters(new DeadLetterQuery(NS, null, ids.get(2), 3))).extracting(d -> d.id().value())
+        assertThat(store.deadLetterList(new DeadLetterQuery(NS, null, ids.get(2), 3))).extracting(d -> d.id().value())
                 .containsExactly(ids.get(3), ids.get(4));
-        assertThat(store.deadLetters(new DeadLetterQuery(NS, "b", 0, 10))).extracting(d -> d.id().value())
+        assertThat(store.deadLetterList(new DeadLetterQuery(NS, "b", 0, 10))).extracting(d -> d.id().value())
                 .containsExactly(ids.get(1), ids.get(3));
-        assertThat(store.deadLetters(new DeadLetterQuery("other", null, 0, 10))).isEmpty();
+        assertThat(store.deadLetterList(new DeadLetterQuery("other", null, 0, 10))).isEmpty();
 
-        assertThat(store.redrive(RedriveCommand.one(NS, ids.get(0), T0.plusSeconds(1))).redriven()).isEqualTo(1);
+        assertThat(store.deadLetterRedrive(RedriveCommand.one(NS, ids.get(0), at(T0.plusSeconds(1)))).redriven()).isEqualTo(1);
         MessageInfo back = info(ids.get(0));
         assertThat(back.state()).isEqualTo(MessageState.PENDING);
         assertThat(back.attempts()).isZero();
@@ -439,11 +444,11 @@ class PostgresMessageStoreTest {
         assertThat(back.lastError()).isEqualTo("e" + ids.get(0));
         assertThat(back.publishedAt()).isEqualTo(T0);
 
-        assertThat(store.redrive(RedriveCommand.batch(NS, "b", 0, 1000, T0)).redriven()).isEqualTo(2);
-        assertThat(store.redrive(RedriveCommand.one("other", ids.get(2), T0)).redriven()).isZero();
-        assertThat(store.purgeDeadLetters(new PurgeCommand("other", null, null, 1000))).isZero();
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, ids.get(2), null, 1000))).isEqualTo(1);
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, null, 1000))).isEqualTo(1);
+        assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "b", 0, 1000, at(T0))).redriven()).isEqualTo(2);
+        assertThat(store.deadLetterRedrive(RedriveCommand.one("other", ids.get(2), at(T0))).redriven()).isZero();
+        assertThat(store.deadLetterPurge(new PurgeCommand("other", null, null, 1000))).isZero();
+        assertThat(store.deadLetterPurge(new PurgeCommand(NS, ids.get(2), null, 1000))).isEqualTo(1);
+        assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, null, 1000))).isEqualTo(1);
         assertThat(db.count("dead_letters")).isZero();
         assertThat(db.count("messages")).isEqualTo(3);
     }
@@ -454,33 +459,33 @@ class PostgresMessageStoreTest {
         NewMessage plain = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, null, null, Duration.ZERO);
         List<Long> ids = new ArrayList<>();
         for (NewMessage message : List.of(keyed, plain, plain, plain, plain)) {
-            ids.add(db.publish(message, T0));
+            ids.add(db.publish(message, at(T0)));
         }
-        for (ClaimedMessage claimed : store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, T0))) {
-            store.buryIfLeased(new BuryCommand(NS, lease(claimed), "x", T0));
+        for (ClaimedMessage claimed : store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "w", 10, LEASE, 1, at(T0)))) {
+            store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed), "x", at(T0)));
         }
-        db.publish(keyed, T0);
+        db.publish(keyed, at(T0));
 
-        RedriveResult first = store.redrive(RedriveCommand.batch(NS, "t", 0, 2, T0));
+        RedriveResult first = store.deadLetterRedrive(RedriveCommand.batch(NS, "t", 0, 2, at(T0)));
         assertThat(first).as("the keyed one stays dead, the cursor moves past it").isEqualTo(new RedriveResult(1, 2, ids.get(1)));
-        assertThat(store.redrive(RedriveCommand.batch(NS, "t", first.lastId(), 2, T0))).isEqualTo(new RedriveResult(2, 2, ids.get(3)));
-        assertThat(store.redrive(RedriveCommand.batch(NS, "t", ids.get(3), 2, T0))).isEqualTo(new RedriveResult(1, 1, ids.get(4)));
-        assertThat(store.redrive(RedriveCommand.batch(NS, "t", ids.get(4), 2, T0))).isEqualTo(new RedriveResult(0, 0, ids.get(4)));
+        assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", first.lastId(), 2, at(T0)))).isEqualTo(new RedriveResult(2, 2, ids.get(3)));
+        assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", ids.get(3), 2, at(T0)))).isEqualTo(new RedriveResult(1, 1, ids.get(4)));
+        assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", ids.get(4), 2, at(T0)))).isEqualTo(new RedriveResult(0, 0, ids.get(4)));
 
         assertThat(db.count("dead_letters")).isEqualTo(1);
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "t", 1))).isEqualTo(1);
-        assertThat(store.purgeDeadLetters(new PurgeCommand(NS, null, "t", 1))).isZero();
+        assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, "t", 1))).isEqualTo(1);
+        assertThat(store.deadLetterPurge(new PurgeCommand(NS, null, "t", 1))).isZero();
     }
 
     @Test
     void aDeadLetterWhoseKeyALiveMessageHoldsStaysDead() {
         NewMessage keyed = new NewMessage(NS, "t", "{}", Map.of(), 0, 3, "k", null, Duration.ZERO);
-        long dead = db.publish(keyed, T0);
-        store.buryIfLeased(new BuryCommand(NS, lease(db.claimOne("t", 1, T0)), "x", T0));
-        long live = db.publish(keyed, T0);
+        long dead = db.publish(keyed, at(T0));
+        store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(db.claimOne("t", 1, at(T0))), "x", at(T0)));
+        long live = db.publish(keyed, at(T0));
 
-        assertThat(store.redrive(RedriveCommand.one(NS, dead, T0)).redriven()).isZero();
-        assertThat(store.redrive(RedriveCommand.batch(NS, "t", 0, 1000, T0)).redriven()).isZero();
+        assertThat(store.deadLetterRedrive(RedriveCommand.one(NS, dead, at(T0))).redriven()).isZero();
+        assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", 0, 1000, at(T0))).redriven()).isZero();
 
         assertThat(info(dead).state()).isEqualTo(MessageState.DEAD);
         assertThat(info(live).state()).isEqualTo(MessageState.PENDING);
@@ -491,43 +496,43 @@ class PostgresMessageStoreTest {
     @Test
     void statsCountEveryStateAndSumTheCounterShards() {
         for (int i = 0; i < 6; i++) {
-            db.publish(message("t"), T0);
+            db.publish(message("t"), at(T0));
         }
-        db.publish(message("quiet"), T0);
-        db.publish(message("other", "t", "{}"), T0);
-        List<ClaimedMessage> claimed = db.claim("t", 4, 1, T0);
-        store.buryIfLeased(new BuryCommand(NS, lease(claimed.get(0)), "x", T0));
+        db.publish(message("quiet"), at(T0));
+        db.publish(message("other", "t", "{}"), at(T0));
+        List<ClaimedMessage> claimed = db.claim("t", 4, 1, at(T0));
+        store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, lease(claimed.get(0)), "x", at(T0)));
         // complete from several pool connections, so several counter shards take part
         claimed.subList(1, 3).parallelStream()
-                .forEach(c -> store.completeIfLeased(new CompleteCommand(NS, List.of(lease(c)), T0)));
+                .forEach(c -> store.messageAckIfLeased(new AckCommand(NS, List.of(lease(c)), at(T0))));
         db.execute("INSERT INTO $s.completed_counters VALUES ('ns', 't', 15, 40) "
                 + "ON CONFLICT (namespace, topic, shard) DO UPDATE SET completed = completed_counters.completed + 40");
 
-        NamespaceStats stats = store.stats(NS);
+        NamespaceStats stats = store.namespaceStats(new StatsQuery(NS));
 
         assertThat(stats.topic("t")).isEqualTo(new dev.queue.api.TopicStats("t", 2, 1, 42, 1));
         assertThat(stats.topic("quiet")).isEqualTo(new dev.queue.api.TopicStats("quiet", 1, 0, 0, 0));
         assertThat(stats.topicCount()).isEqualTo(2);
         assertThat(stats.pending()).isEqualTo(3);
         assertThat(stats.completed()).isEqualTo(42);
-        assertThat(store.stats("nobody").topicCount()).isZero();
+        assertThat(store.namespaceStats(new StatsQuery("nobody")).topicCount()).isZero();
     }
 
     @Test
     void archiveRetentionMovesCompletedMessagesToTheArchiveTable() {
         try (StoreFixture archiving = new StoreFixture("archive", CompletedRetention.ARCHIVE)) {
             long id = archiving.publish(new NewMessage(NS, "t", "{\"keep\": true}", Map.of(), 0, 3, null, null,
-                    Duration.ZERO), T0);
-            ClaimedMessage claimed = archiving.claimOne("t", 1, T0);
+                    Duration.ZERO), at(T0));
+            ClaimedMessage claimed = archiving.claimOne("t", 1, at(T0));
 
-            archiving.store.completeIfLeased(new CompleteCommand(NS, List.of(lease(claimed)), T0.plusSeconds(2)));
+            archiving.store.messageAckIfLeased(new AckCommand(NS, List.of(lease(claimed)), at(T0.plusSeconds(2))));
 
             assertThat(archiving.count("messages")).isZero();
             assertThat(archiving.query("SELECT id FROM $s.completed_messages")).containsExactly(id);
             assertThat(archiving.query("SELECT payload::text FROM $s.completed_messages")).containsExactly("{\"keep\": true}");
             assertThat(archiving.query("SELECT completed_at = '" + T0.plusSeconds(2) + "'::timestamptz FROM $s.completed_messages"))
                     .containsExactly(true);
-            assertThat(archiving.store.stats(NS).completed()).isEqualTo(1);
+            assertThat(archiving.store.namespaceStats(new StatsQuery(NS)).completed()).isEqualTo(1);
         }
     }
 }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static dev.queue.postgres.StoreFixture.NS;
 import static dev.queue.postgres.StoreFixture.message;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -61,9 +62,9 @@ class PostgresWakeUpsTest {
         AtomicInteger b = counter(wakeUps, NS, "b");
         AtomicInteger elsewhere = counter(wakeUps, "other", "a");
 
-        db.publish(message("a"), null);
+        db.publish(message("a"), storeClock());
         await().atMost(WAIT).until(() -> a.get() == 1 && aOrB.get() == 1);
-        db.publish(message("b"), null);
+        db.publish(message("b"), storeClock());
         await().atMost(WAIT).until(() -> b.get() == 1 && aOrB.get() == 2);
 
         // notifications arrive in commit order, so the one for "other/a" would have come before "ns/b"
@@ -77,7 +78,7 @@ class PostgresWakeUpsTest {
         AtomicInteger gone = new AtomicInteger();
         wakeUps.listen(NS, List.of("a"), gone::incrementAndGet).close();
 
-        db.publish(message("a"), null);
+        db.publish(message("a"), storeClock());
 
         await().atMost(WAIT).until(() -> kept.get() == 1);
         assertThat(gone).hasValue(0);
@@ -93,8 +94,8 @@ class PostgresWakeUpsTest {
             for (int i = 0; i < 300; i++) {
                 batch.add(message(i % 2 == 0 ? "x" : "y"));
             }
-            db.publishAll(batch, null);
-            db.publish(message("marker"), null);
+            db.publishAll(batch, storeClock());
+            db.publish(message("marker"), storeClock());
 
             List<String> payloads = new ArrayList<>();
             await().atMost(WAIT).until(() -> {
@@ -117,9 +118,9 @@ class PostgresWakeUpsTest {
 
         try (Connection caller = db.pool.getConnection()) {
             caller.setAutoCommit(false);
-            db.store.publishOn(caller, new PublishCommand(List.of(message("rolled-back")), null));
+            db.store.publishOn(caller, new PublishCommand(List.of(message("rolled-back")), storeClock()));
             caller.rollback();
-            db.store.publishOn(caller, new PublishCommand(List.of(message("committed")), null));
+            db.store.publishOn(caller, new PublishCommand(List.of(message("committed")), storeClock()));
             caller.commit();
         }
 
@@ -142,7 +143,7 @@ class PostgresWakeUpsTest {
         await().atMost(WAIT).until(() -> woken.get() >= 1);
 
         int before = woken.get();
-        db.publish(message("t"), null);
+        db.publish(message("t"), storeClock());
         await().atMost(WAIT).until(() -> woken.get() > before);
     }
 

@@ -1,9 +1,11 @@
 package dev.queue.postgres;
 
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.CommandTime;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.NextDueQuery;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import static dev.queue.domain.port.CommandTime.at;
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static dev.queue.postgres.StoreFixture.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,7 +51,7 @@ class PreparedStatementReuseTest {
     @Test
     void publishClaimCompleteAndNextDueArePreparedOnceWhetherOptionalParametersAreSetOrNot() throws SQLException {
         Instant t0 = Instant.parse("2030-01-01T00:00:00Z");
-        db.publish(StoreFixture.message("t"), null); // registers the topic: later publishes take the fast path
+        db.publish(StoreFixture.message("t"), storeClock()); // registers the topic: later publishes take the fast path
         NotifyLimiter notifyEach = new NotifyLimiter(Duration.ZERO, key -> { });
         // a window that never closes: every publish under it is held back and takes the quiet insert
         NotifyLimiter holdBack = new NotifyLimiter(Duration.ofHours(1), key -> { });
@@ -55,7 +59,7 @@ class PreparedStatementReuseTest {
         int completes = 0;
         for (int i = 0; i < ROUNDS; i++) {
             boolean odd = i % 2 == 1;
-            Instant now = odd ? t0.plusSeconds(i) : null;
+            CommandTime now = odd ? at(t0.plusSeconds(i)) : storeClock();
             NewMessage message = new NewMessage(NS, "t", "{}", Map.of(), 0, 3,
                     null, odd ? t0 : null, odd ? null : Duration.ofMillis(i));
             db.store.useNotifyLimiter(notifyEach);
@@ -64,15 +68,15 @@ class PreparedStatementReuseTest {
             db.publish(message, now);
             db.store.useNotifyLimiter(notifyEach);
             db.publishAll(List.of(message, message), now);
-            var claimed = db.store.claim(new ClaimCommand(NS, List.of("t"), "w", 10, Duration.ofSeconds(30), i, odd ? null : t0.plusSeconds(3600)));
+            var claimed = db.store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "w", 10, Duration.ofSeconds(30), i, odd ? storeClock() : at(t0.plusSeconds(3600))));
             List<LeaseRef> leases = new ArrayList<>();
             claimed.forEach(c -> leases.add(new LeaseRef(c.id(), c.leaseToken())));
             if (!leases.isEmpty()) { // an empty complete sends nothing
-                db.store.completeIfLeased(new CompleteCommand(NS, leases, now));
+                db.store.messageAckIfLeased(new AckCommand(NS, leases, now));
                 completes++;
             }
             // an idle subscriber reads this before each claim
-            db.store.nextDueAt(NS, List.of("t"), now);
+            db.store.messageNextDueAt(new NextDueQuery(NS, List.of("t"), now));
         }
 
         Map<String, long[]> plans = plansByStatement();
@@ -94,13 +98,13 @@ class PreparedStatementReuseTest {
             hundred.add(StoreFixture.message("t"));
         }
         for (int i = 0; i < 30; i++) {
-            db.publishAll(hundred, null);
+            db.publishAll(hundred, storeClock());
         }
         db.execute("ANALYZE $s.messages");
         for (int i = 0; i < ROUNDS; i++) {
-            var claimed = db.claim("t", 1, i, null);
+            var claimed = db.claim("t", 1, i, storeClock());
             assertThat(claimed).hasSize(1);
-            db.store.completeIfLeased(new CompleteCommand(NS, List.of(new LeaseRef(claimed.get(0).id(), claimed.get(0).leaseToken())), null));
+            db.store.messageAckIfLeased(new AckCommand(NS, List.of(new LeaseRef(claimed.get(0).id(), claimed.get(0).leaseToken())), storeClock()));
         }
         Map<String, long[]> plans = plansByStatement();
         for (String name : List.of("claim", "complete")) {

@@ -2,14 +2,15 @@ package dev.queue.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.RedriveCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.junit.jupiter.api.Assumptions;
@@ -29,6 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static dev.queue.domain.port.CommandTime.at;
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static dev.queue.postgres.StoreFixture.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,12 +49,12 @@ class QueryPlanTest {
     void theClaimReadsThePartialIndexOfPendingRows() {
         try (StoreFixture db = new StoreFixture("plan", CompletedRetention.DELETE)) {
             fill(db, 10_000, 20);
-            db.claim("t1", 300, 1, NOW);
+            db.claim("t1", 300, 1, at(NOW));
             db.execute("ANALYZE $s.messages");
 
             for (List<String> topics : List.of(List.of("t3"), List.of("t3", "t4", "t5"))) {
                 String plan = String.join("\n", db.explainClaim(
-                        new ClaimCommand(NS, topics, "w", 10, Duration.ofSeconds(30), 2, NOW)));
+                        new ClaimCommand(NS, topics, "w", 10, Duration.ofSeconds(30), 2, at(NOW))));
                 assertThat(plan).contains("messages_claim_idx").contains("LockRows")
                         .doesNotContain("Seq Scan on messages m\n");
             }
@@ -70,7 +73,7 @@ class QueryPlanTest {
             checkPlans(db, simple);
 
             // and while every message is running: the pending ones look like none
-            db.claim("t0", 20_000, 1, NOW);
+            db.claim("t0", 20_000, 1, at(NOW));
             db.execute("ANALYZE $s.messages");
             checkPlans(db, simple);
         }
@@ -149,24 +152,24 @@ class QueryPlanTest {
             for (int i = 0; i < 10_000; i++) {
                 batch.add(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, i % 2 == 0 ? "k" + i : null, null, Duration.ZERO));
             }
-            assertThat(store.publish(new PublishCommand(batch, null))).noneMatch(StoredOutcome::duplicate);
+            assertThat(store.messageInsertMany(new PublishCommand(batch, storeClock()))).noneMatch(StoredOutcome::duplicate);
             PostgresTestServer.execute("ANALYZE \"" + schema + "\".messages");
             List<NewMessage> keyed = batch.stream().filter(m -> m.uniqueKey() != null).limit(2_000).toList();
-            assertThat(store.publish(new PublishCommand(keyed, null))).allMatch(StoredOutcome::duplicate);
+            assertThat(store.messageInsertMany(new PublishCommand(keyed, storeClock()))).allMatch(StoredOutcome::duplicate);
 
-            List<ClaimedMessage> claimed = store.claim(new ClaimCommand(NS, List.of("t"), "w", 10_000, Duration.ofMinutes(5), 1, null));
+            List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(NS, List.of("t"), "w", 10_000, Duration.ofMinutes(5), 1, storeClock()));
             assertThat(claimed).hasSize(10_000);
             List<LeaseRef> half = new ArrayList<>();
             for (int i = 0; i < claimed.size(); i += 2) {
                 half.add(new LeaseRef(claimed.get(i).id(), 1));
             }
-            assertThat(store.completeIfLeased(new CompleteCommand(NS, half, null))).hasSize(5_000);
+            assertThat(store.messageAckIfLeased(new AckCommand(NS, half, storeClock()))).hasSize(5_000);
             for (int i = 1; i < 2_000; i += 2) {
-                store.buryIfLeased(new BuryCommand(NS, new LeaseRef(claimed.get(i).id(), 1), "x", null));
+                store.messageDeadLetterIfLeased(new DeadLetterCommand(NS, new LeaseRef(claimed.get(i).id(), 1), "x", storeClock()));
             }
-            assertThat(store.redrive(RedriveCommand.batch(NS, "t", 0, 1000, null)).redriven()).isEqualTo(1_000);
-            assertThat(store.stats(NS).completed()).isEqualTo(5_000);
-            assertThat(store.stats(NS).pending()).isEqualTo(1_000);
+            assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", 0, 1000, storeClock())).redriven()).isEqualTo(1_000);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).completed()).isEqualTo(5_000);
+            assertThat(store.namespaceStats(new StatsQuery(NS)).pending()).isEqualTo(1_000);
         } finally {
             PostgresTestServer.dropSchema(schema);
         }
@@ -179,7 +182,7 @@ class QueryPlanTest {
                 messages.add(new NewMessage(NS, "t" + (i % topics), "{}", Map.of(), i % 10, 3, i % 2 == 0 ? "k" + i : null,
                         null, Duration.ZERO));
             }
-            db.publishAll(messages, NOW);
+            db.publishAll(messages, at(NOW));
         }
     }
 

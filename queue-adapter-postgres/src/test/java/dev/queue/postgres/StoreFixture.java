@@ -3,6 +3,7 @@ package dev.queue.postgres;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.CommandTime;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
@@ -23,6 +24,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import static dev.queue.domain.port.CommandTime.at;
 
 /** A migrated schema of its own and a store over it, for tests that drive the port directly. */
 final class StoreFixture implements AutoCloseable {
@@ -55,17 +58,17 @@ final class StoreFixture implements AutoCloseable {
         return new NewMessage(namespace, topic, json, Map.of(), 0, 3, null, null, Duration.ZERO);
     }
 
-    long publish(NewMessage message, Instant now) {
-        List<StoredOutcome> outcomes = store.publish(new PublishCommand(List.of(message), now));
+    long publish(NewMessage message, CommandTime time) {
+        List<StoredOutcome> outcomes = store.messageInsertMany(new PublishCommand(List.of(message), time));
         return outcomes.get(0).id();
     }
 
-    List<StoredOutcome> publishAll(List<NewMessage> messages, Instant now) {
-        return store.publish(new PublishCommand(messages, now));
+    List<StoredOutcome> publishAll(List<NewMessage> messages, CommandTime time) {
+        return store.messageInsertMany(new PublishCommand(messages, time));
     }
 
-    List<ClaimedMessage> claim(String topic, int limit, long token, Instant now) {
-        return store.claim(new ClaimCommand(NS, List.of(topic), "w", limit, Duration.ofSeconds(30), token, now));
+    List<ClaimedMessage> claim(String topic, int limit, long token, CommandTime time) {
+        return store.messageClaimDue(new ClaimCommand(NS, List.of(topic), "w", limit, Duration.ofSeconds(30), token, time));
     }
 
     /** The plan of the claim statement exactly as the store binds it, as EXPLAIN prints it (nothing is claimed). */
@@ -83,8 +86,8 @@ final class StoreFixture implements AutoCloseable {
         }
     }
 
-    ClaimedMessage claimOne(String topic, long token, Instant now) {
-        List<ClaimedMessage> claimed = claim(topic, 1, token, now);
+    ClaimedMessage claimOne(String topic, long token, CommandTime time) {
+        List<ClaimedMessage> claimed = claim(topic, 1, token, time);
         if (claimed.size() != 1) {
             throw new AssertionError("expected one claimable message on " + topic + ", got " + claimed);
         }

@@ -5,7 +5,9 @@ import dev.queue.api.DeadLetters;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
 import dev.queue.api.Page;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.DeadLetterQuery;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -22,10 +24,10 @@ final class DeadLettersService implements DeadLetters {
     private final MessageStore store;
     private final InputRules rules;
     private final CallGate calls;
-    private final StoreTime time;
+    private final Clock time;
     private final int batchSize;
 
-    DeadLettersService(String namespace, MessageStore store, InputRules rules, CallGate calls, StoreTime time, int batchSize) {
+    DeadLettersService(String namespace, MessageStore store, InputRules rules, CallGate calls, Clock time, int batchSize) {
         this.namespace = namespace;
         this.store = store;
         this.rules = rules;
@@ -53,17 +55,17 @@ final class DeadLettersService implements DeadLetters {
             throw new InvalidInputException("page limit", page.limit(), "1 to " + InputRules.MAX_PULL_LIMIT);
         }
         long after = page.after() == null ? 0L : page.after().value();
-        return calls.call(() -> store.deadLetters(new DeadLetterQuery(namespace, topic, after, page.limit())));
+        return calls.call(() -> store.deadLetterList(new DeadLetterQuery(namespace, topic, after, page.limit())));
     }
 
     @Override
     public Optional<DeadLetter> get(MessageId id) {
-        return calls.call(() -> store.deadLetter(namespace, requireId(id)));
+        return calls.call(() -> store.deadLetterFind(new MessageRef(namespace, requireId(id))));
     }
 
     @Override
     public boolean redrive(MessageId id) {
-        return calls.call(() -> store.redrive(RedriveCommand.one(namespace, requireId(id), time.forCommand())).redriven() > 0);
+        return calls.call(() -> store.deadLetterRedrive(RedriveCommand.one(namespace, requireId(id), time.commandTime())).redriven() > 0);
     }
 
     /** Batch after batch, each its own store call, so no call locks or moves more than a batch of rows. */
@@ -74,7 +76,7 @@ final class DeadLettersService implements DeadLetters {
             int redriven = 0;
             long after = 0;
             while (true) {
-                RedriveResult batch = store.redrive(RedriveCommand.batch(namespace, topic, after, batchSize, time.forCommand()));
+                RedriveResult batch = store.deadLetterRedrive(RedriveCommand.batch(namespace, topic, after, batchSize, time.commandTime()));
                 redriven += batch.redriven();
                 if (batch.examined() < batchSize) {
                     return redriven;
@@ -86,7 +88,7 @@ final class DeadLettersService implements DeadLetters {
 
     @Override
     public boolean purge(MessageId id) {
-        return calls.call(() -> store.purgeDeadLetters(new PurgeCommand(namespace, requireId(id), null, 1)) > 0);
+        return calls.call(() -> store.deadLetterPurge(new PurgeCommand(namespace, requireId(id), null, 1)) > 0);
     }
 
     @Override
@@ -103,7 +105,7 @@ final class DeadLettersService implements DeadLetters {
     private int purgeInBatches(String topic) {
         int purged = 0;
         while (true) {
-            int batch = store.purgeDeadLetters(new PurgeCommand(namespace, null, topic, batchSize));
+            int batch = store.deadLetterPurge(new PurgeCommand(namespace, null, topic, batchSize));
             purged += batch;
             if (batch < batchSize) {
                 return purged;

@@ -112,7 +112,7 @@ final class HandlerRun {
         }
         Lifecycle.Decision decision = Lifecycle.decide(result, delivery.attempt(), delivery.maxAttempts(), backoffFor(delivery),
                 ThreadLocalRandom.current()::nextDouble);
-        if (decision instanceof Lifecycle.Complete && acks != null) {
+        if (decision instanceof Lifecycle.Ack && acks != null) {
             acks.submit(delivery, context.isCompletedInCallerTransaction());
             return;
         }

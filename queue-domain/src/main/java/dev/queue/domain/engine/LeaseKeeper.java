@@ -1,6 +1,7 @@
 package dev.queue.domain.engine;
 
 import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CommandTime;
 import dev.queue.domain.port.LeaseRef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,10 +48,13 @@ final class LeaseKeeper {
         return held.isEmpty() ? wait : min(wait, every);
     }
 
-    /** Extends the leases that are due, unless the last round was less than a quarter lease ago (on the wall clock). */
+    /**
+     * Extends the leases that are due, unless the last round was less than a quarter lease ago on the wall clock
+     * (paced only when the store keeps its own time: a given time may have jumped since).
+     */
     void extendIfDue() {
         long now = System.nanoTime();
-        if (now - lastExtendNanos.get() < every.toNanos() && !clock.isAuthoritative()) {
+        if (now - lastExtendNanos.get() < every.toNanos() && clock.commandTime() == CommandTime.storeClock()) {
             return;
         }
         lastExtendNanos.set(now);

@@ -9,6 +9,7 @@ import dev.queue.api.PayloadCodec;
 import dev.queue.api.PublishResult;
 import dev.queue.api.QueueOptions;
 import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
@@ -30,9 +31,9 @@ final class MessageMapping {
     private final InputRules rules;
     private final PayloadCodec codec;
     private final QueueOptions options;
-    private final StoreTime time;
+    private final Clock time;
 
-    MessageMapping(InputRules rules, PayloadCodec codec, QueueOptions options, StoreTime time) {
+    MessageMapping(InputRules rules, PayloadCodec codec, QueueOptions options, Clock time) {
         this.rules = rules;
         this.codec = codec;
         this.options = options;
@@ -54,7 +55,7 @@ final class MessageMapping {
         for (Message message : messages) {
             prepared.add(prepare(namespace, message));
         }
-        return new PublishCommand(List.copyOf(prepared), time.forCommand());
+        return new PublishCommand(List.copyOf(prepared), time.commandTime());
     }
 
     private NewMessage prepare(String namespace, Message message) {

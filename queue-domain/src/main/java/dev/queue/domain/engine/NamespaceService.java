@@ -11,24 +11,29 @@ import dev.queue.api.Namespace;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.PayloadCodec;
-import dev.queue.api.QueueOptions;
 import dev.queue.api.PublishResult;
 import dev.queue.api.Pull;
+import dev.queue.api.QueueOptions;
 import dev.queue.api.Schedules;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
-import dev.queue.domain.port.BuryCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CommandTime;
+import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
+import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
+import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
+import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
-import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
 import org.slf4j.Logger;
@@ -56,7 +61,7 @@ final class NamespaceService implements Namespace {
     private final InputRules rules;
     private final CallGate calls;
     private final QueueOptions options;
-    private final StoreTime time;
+    private final Clock time;
     private final MessageMapping mapping;
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
@@ -66,7 +71,7 @@ final class NamespaceService implements Namespace {
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
-    NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, StoreTime time,
+    NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, Clock time,
                      MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
                      SubscriberRuntime.Environment subscriberEnvironment, int rescueBatch) {
         this.name = name;
@@ -104,7 +109,7 @@ final class NamespaceService implements Namespace {
             if (command.messages().isEmpty()) {
                 return List.of();
             }
-            return MessageMapping.toResults(command, store.publish(command));
+            return MessageMapping.toResults(command, store.messageInsertMany(command));
         });
     }
 
@@ -126,7 +131,7 @@ final class NamespaceService implements Namespace {
 
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease) {
         long token = newLeaseToken();
-        List<ClaimedMessage> claimed = store.claim(new ClaimCommand(name, topics, worker, limit, lease, token, time.forCommand()));
+        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(name, topics, worker, limit, lease, token, time.commandTime()));
         List<Delivery> deliveries = new ArrayList<>(claimed.size());
         for (ClaimedMessage message : claimed) {
             deliveries.add(mapping.toDelivery(message));
@@ -139,7 +144,7 @@ final class NamespaceService implements Namespace {
         long nowNanos = System.nanoTime();
         long last = lastRescueNanos.get();
         Duration sweep = options.sweepInterval();
-        Instant clockNow = time.clock().now();
+        Instant clockNow = time.now();
         Instant lastClock = lastRescueClock;
         boolean wallDue = last == Long.MIN_VALUE || nowNanos - last >= sweep.toNanos();
         boolean clockDue = lastClock == null || !clockNow.isBefore(lastClock.plus(sweep));
@@ -147,7 +152,7 @@ final class NamespaceService implements Namespace {
             return;
         }
         lastRescueClock = clockNow;
-        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, rescueBatch, time.forCommand()));
+        RescueResult result = store.messageRescueExpired(new RescueCommand(name, rescueBatch, time.commandTime()));
         if (result.total() > 0) {
             log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
                     name, result.requeued(), result.deadLettered());
@@ -162,10 +167,10 @@ final class NamespaceService implements Namespace {
 
     @Override
     public Map<MessageId, Outcome> ackAll(Collection<Delivery> deliveries) {
-        return calls.call(() -> completeAll(deliveries));
+        return calls.call(() -> ackEach(deliveries));
     }
 
-    private Map<MessageId, Outcome> completeAll(Collection<Delivery> deliveries) {
+    private Map<MessageId, Outcome> ackEach(Collection<Delivery> deliveries) {
         if (deliveries == null) {
             throw new InvalidInputException("deliveries", null, "a collection of deliveries");
         }
@@ -183,7 +188,7 @@ final class NamespaceService implements Namespace {
             }
         }
         if (!leases.isEmpty()) {
-            for (Long id : completeLeases(leases)) {
+            for (Long id : ackLeases(leases)) {
                 outcomes.put(MessageId.of(id), Outcome.ACKED);
             }
         }
@@ -223,15 +228,15 @@ final class NamespaceService implements Namespace {
             return Outcome.LEASE_LOST;
         }
         LeaseRef lease = leaseOf(delivery);
-        Instant now = time.forCommand();
-        if (decision instanceof Lifecycle.Complete) {
-            return completeLeases(List.of(lease)).contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
+        CommandTime now = time.commandTime();
+        if (decision instanceof Lifecycle.Ack) {
+            return ackLeases(List.of(lease)).contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
         }
         if (decision instanceof Lifecycle.Retry retry) {
-            return store.retryIfLeased(new RetryCommand(name, lease, retry.delay(), InputRules.errorText(retry.error()), now));
+            return store.messageRetryIfLeased(new RetryCommand(name, lease, retry.delay(), InputRules.errorText(retry.error()), now));
         }
         if (decision instanceof Lifecycle.DeadLetter deadLetter) {
-            return store.buryIfLeased(new BuryCommand(name, lease, InputRules.errorText(deadLetter.error()), now));
+            return store.messageDeadLetterIfLeased(new DeadLetterCommand(name, lease, InputRules.errorText(deadLetter.error()), now));
         }
         return releaseLeases(List.of(lease)).contains(lease.id()) ? Outcome.RELEASED : Outcome.LEASE_LOST;
     }
@@ -249,22 +254,22 @@ final class NamespaceService implements Namespace {
 
     /** The leases of these running handlers extended by {@code lease}: the ids still held. The runtime's path. */
     Set<Long> extendLeases(List<LeaseRef> leases, Duration lease) {
-        return store.extendIfLeased(new ExtendCommand(name, leases, lease, time.forCommand()));
+        return store.messageExtendIfLeased(new ExtendCommand(name, leases, lease, time.commandTime()));
     }
 
     /** Messages claimed but never started, given back: the ids released. The runtime's path. */
     Set<Long> releaseLeases(List<LeaseRef> leases) {
-        return store.releaseIfLeased(new ReleaseCommand(name, leases, time.forCommand()));
+        return store.messageReleaseIfLeased(new ReleaseCommand(name, leases, time.commandTime()));
     }
 
     /** Acknowledgements recorded in one call: the ids completed. The acknowledgement batcher's path. */
-    Set<Long> completeLeases(List<LeaseRef> leases) {
-        return store.completeIfLeased(new CompleteCommand(name, leases, time.forCommand()));
+    Set<Long> ackLeases(List<LeaseRef> leases) {
+        return store.messageAckIfLeased(new AckCommand(name, leases, time.commandTime()));
     }
 
     /** The earliest due time among pending messages of these topics not due yet, so an idle subscriber sleeps until then. */
     Optional<Instant> nextDueAt(List<String> topics) {
-        return store.nextDueAt(name, topics, time.forCommand());
+        return store.messageNextDueAt(new NextDueQuery(name, topics, time.commandTime()));
     }
 
     @Override
@@ -305,7 +310,7 @@ final class NamespaceService implements Namespace {
 
     @Override
     public NamespaceStats stats() {
-        return calls.call(() -> store.stats(name));
+        return calls.call(() -> store.namespaceStats(new StatsQuery(name)));
     }
 
     @Override
@@ -313,7 +318,7 @@ final class NamespaceService implements Namespace {
         if (id == null) {
             throw new InvalidInputException("id", null, "a message id");
         }
-        return calls.call(() -> store.find(name, id.value()));
+        return calls.call(() -> store.messageFind(new MessageRef(name, id.value())));
     }
 
     @Override

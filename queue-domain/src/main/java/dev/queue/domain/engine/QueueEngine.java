@@ -10,8 +10,8 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.UnsupportedCapabilityException;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.Clock;
-import dev.queue.domain.port.CompleteCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PublishCommand;
@@ -45,7 +45,7 @@ public final class QueueEngine implements Queue {
     private final QueueOptions options;
     private final Runnable onClose;
     private final InputRules rules;
-    private final StoreTime time;
+    private final Clock time;
     private final MessageMapping mapping;
     private final Subscriptions subscriptions;
     private final ScheduleFiring schedules;
@@ -65,7 +65,7 @@ public final class QueueEngine implements Queue {
         this.onClose = builder.onClose;
         checkOptions(options);
         this.rules = new InputRules(options);
-        this.time = new StoreTime(clock);
+        this.time = clock;
         this.mapping = new MessageMapping(rules, codec, options, time);
         this.subscriptions = new Subscriptions(builder.manualDispatch);
         this.schedules = new ScheduleFiring(builder.scheduleStore, time);
@@ -110,8 +110,8 @@ public final class QueueEngine implements Queue {
 
     private NamespaceService newNamespace(String name) {
         DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time, tuning.deadLetterBatch());
-        SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time.clock(), mapping, schedulesChanged);
-        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time.clock(), options, subscriptions, tuning);
+        SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time, mapping, schedulesChanged);
+        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time, options, subscriptions, tuning);
         return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,
                 tuning.rescueBatch());
     }
@@ -169,7 +169,7 @@ public final class QueueEngine implements Queue {
      * gets the command and answers the ids it completed. {@link Outcome#LEASE_LOST} when the delivery is not held
      * in that namespace (nothing is run then).
      */
-    public Outcome ackThrough(String namespace, Delivery delivery, Function<CompleteCommand, Set<Long>> statement) {
+    public Outcome ackThrough(String namespace, Delivery delivery, Function<AckCommand, Set<Long>> statement) {
         rules.namespace(namespace);
         InvalidInputException.requireNonNull(delivery, "delivery", "a delivery returned by pull or given to a handler");
         return calls.call(() -> {
@@ -177,7 +177,7 @@ public final class QueueEngine implements Queue {
                 return Outcome.LEASE_LOST;
             }
             LeaseRef lease = NamespaceService.leaseOf(delivery);
-            Set<Long> done = statement.apply(new CompleteCommand(namespace, List.of(lease), time.forCommand()));
+            Set<Long> done = statement.apply(new AckCommand(namespace, List.of(lease), time.commandTime()));
             return done.contains(lease.id()) ? Outcome.ACKED : Outcome.LEASE_LOST;
         });
     }

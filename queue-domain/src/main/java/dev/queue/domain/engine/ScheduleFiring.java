@@ -1,6 +1,7 @@
 package dev.queue.domain.engine;
 
 import dev.queue.api.UnsupportedCapabilityException;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FireCommand;
 import dev.queue.domain.port.FiredMessage;
 import dev.queue.domain.port.ScheduleStore;
@@ -16,10 +17,10 @@ final class ScheduleFiring {
     private static final SchedulePlanner PLANNER = new SchedulePlanner();
 
     private final ScheduleStore store;
-    private final StoreTime time;
+    private final Clock time;
 
     /** @param store null for an adapter built without one: schedules are then unsupported */
-    ScheduleFiring(ScheduleStore store, StoreTime time) {
+    ScheduleFiring(ScheduleStore store, Clock time) {
         this.store = store;
         this.time = time;
     }
@@ -41,7 +42,7 @@ final class ScheduleFiring {
         List<FiredMessage> fired = new ArrayList<>();
         List<FiredMessage> batch;
         do {
-            batch = store().fireDueSchedules(new FireCommand(namespace, FIRE_BATCH, time.forCommand(), PLANNER));
+            batch = store().scheduleFireDue(new FireCommand(namespace, FIRE_BATCH, time.commandTime(), PLANNER));
             fired.addAll(batch);
         } while (batch.size() >= FIRE_BATCH);
         return fired;

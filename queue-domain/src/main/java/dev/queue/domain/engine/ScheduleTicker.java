@@ -2,6 +2,7 @@ package dev.queue.domain.engine;
 
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FiredMessage;
+import dev.queue.domain.port.ScheduleQuery;
 import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +52,7 @@ final class ScheduleTicker {
                             m.messageId(), m.nextRunAt());
                 }
                 failures = 0;
-                Optional<Instant> next = firing.store().nextScheduleRunAt(null);
+                Optional<Instant> next = firing.store().scheduleNextRunAt(ScheduleQuery.allNamespaces());
                 if (next.isPresent()) {
                     Duration untilDue = Duration.between(clock.now(), next.get());
                     if (untilDue.compareTo(wait) < 0) {

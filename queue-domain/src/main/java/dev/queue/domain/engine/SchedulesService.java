@@ -13,7 +13,10 @@ import dev.queue.api.Schedules;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FiredMessage;
 import dev.queue.domain.port.NewMessage;
+import dev.queue.domain.port.PauseCommand;
+import dev.queue.domain.port.ScheduleQuery;
 import dev.queue.domain.port.ScheduleRecord;
+import dev.queue.domain.port.ScheduleRef;
 import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.schedule.DueTimes;
@@ -65,16 +68,16 @@ final class SchedulesService implements Schedules {
         Instant now = clock.now();
         ScheduleRecord wanted = toRecord(schedule, now);
         for (int attempt = 0; attempt < 3; attempt++) {
-            if (store.insertSchedule(wanted)) {
+            if (store.scheduleInsertIfAbsent(wanted)) {
                 schedulesChanged.run();
                 return ScheduleChange.CREATED;
             }
-            Optional<ScheduleRecord> existing = store.findSchedule(namespace, wanted.name());
+            Optional<ScheduleRecord> existing = store.scheduleFind(new ScheduleRef(namespace, wanted.name()));
             if (existing.isPresent()) {
                 if (existing.get().sameDefinitionAs(wanted)) {
                     return ScheduleChange.UNCHANGED;
                 }
-                if (store.replaceSchedule(replacing(existing.get(), wanted, now))) {
+                if (store.scheduleReplaceIfPresent(replacing(existing.get(), wanted, now))) {
                     schedulesChanged.run();
                     return ScheduleChange.UPDATED;
                 }
@@ -93,7 +96,7 @@ final class SchedulesService implements Schedules {
         Instant now = clock.now();
         ScheduleRecord wanted = toRecord(schedule, now);
         ScheduleRecord existing = existing(wanted.name());
-        if (!store.replaceSchedule(replacing(existing, wanted, now))) {
+        if (!store.scheduleReplaceIfPresent(replacing(existing, wanted, now))) {
             throw new ScheduleNotFoundException(namespace, wanted.name());
         }
         schedulesChanged.run();
@@ -108,20 +111,20 @@ final class SchedulesService implements Schedules {
     @Override
     public boolean delete(String name) {
         rules.topic("schedule name", name);
-        return calls.call(() -> store().deleteSchedule(namespace, name));
+        return calls.call(() -> store().scheduleDeleteIfPresent(new ScheduleRef(namespace, name)));
     }
 
     @Override
     public Optional<ScheduleInfo> get(String name) {
         rules.topic("schedule name", name);
-        return calls.call(() -> store().findSchedule(namespace, name).map(SchedulesService::info));
+        return calls.call(() -> store().scheduleFind(new ScheduleRef(namespace, name)).map(SchedulesService::info));
     }
 
     @Override
     public List<ScheduleInfo> list() {
         return calls.call(() -> {
             List<ScheduleInfo> infos = new ArrayList<>();
-            for (ScheduleRecord record : store().listSchedules(namespace)) {
+            for (ScheduleRecord record : store().scheduleList(new ScheduleQuery(namespace))) {
                 infos.add(info(record));
             }
             return infos;
@@ -133,7 +136,7 @@ final class SchedulesService implements Schedules {
         calls.run(() -> {
             ScheduleRecord s = existing(name);
             Instant now = clock.now();
-            if (!s.paused() && !store().setPaused(namespace, name, true, null, now)) {
+            if (!s.paused() && !store().schedulePauseIfPresent(new PauseCommand(new ScheduleRef(namespace, name), true, null, now))) {
                 throw new ScheduleNotFoundException(namespace, name);
             }
         });
@@ -145,7 +148,7 @@ final class SchedulesService implements Schedules {
             ScheduleRecord s = existing(name);
             Instant now = clock.now();
             if (s.paused()) {
-                if (!store().setPaused(namespace, name, false, SchedulePlanner.nextRunAfter(s, now), now)) {
+                if (!store().schedulePauseIfPresent(new PauseCommand(new ScheduleRef(namespace, name), false, SchedulePlanner.nextRunAfter(s, now), now))) {
                     throw new ScheduleNotFoundException(namespace, name);
                 }
                 schedulesChanged.run();
@@ -166,7 +169,7 @@ final class SchedulesService implements Schedules {
 
     private ScheduleRecord existing(String name) {
         rules.topic("schedule name", name);
-        return store().findSchedule(namespace, name).orElseThrow(() -> new ScheduleNotFoundException(namespace, name));
+        return store().scheduleFind(new ScheduleRef(namespace, name)).orElseThrow(() -> new ScheduleNotFoundException(namespace, name));
     }
 
     private ScheduleRecord toRecord(Schedule schedule, Instant now) {

@@ -80,7 +80,7 @@ final class SubscriberRuntime implements Subscription {
         }
         Tuning tuning = environment.tuning();
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
-        acks = new AckBatcher(namespace.name(), namespace::completeLeases, tuning.ackBatch(), tuning.ackDelay(),
+        acks = new AckBatcher(namespace.name(), namespace::ackLeases, tuning.ackBatch(), tuning.ackDelay(),
                 tuning.maxUnrecordedAcks(), lease, this::afterAcksRecorded, label + "-acks");
         HandlerRun run = new HandlerRun(namespace, subscriber, options, held, acks);
         handlerRun = run;

@@ -1,7 +1,6 @@
 package dev.queue.domain.port;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -10,5 +9,5 @@ import java.util.List;
  * token, and lease_until = now + lease.
  */
 public record ClaimCommand(String namespace, List<String> topics, String worker, int limit, Duration lease,
-                           long leaseToken, Instant now) {
+                           long leaseToken, CommandTime time) {
 }

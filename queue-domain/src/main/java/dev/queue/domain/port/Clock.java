@@ -3,16 +3,17 @@ package dev.queue.domain.port;
 import java.time.Instant;
 
 /**
- * Time as the domain sees it. When {@link #isAuthoritative()} the domain passes {@link #now()} into every store
- * command, so tests can travel in time; otherwise commands carry no time and the store uses its own clock
- * (in production the database's, one clock for the whole fleet), and this clock only paces local timers.
+ * Time as the domain sees it: {@link #now()} paces local timers, and {@link #commandTime()} is the time every store
+ * command carries, the store's own clock in production or this clock's reading when it decides (tests that travel
+ * in time, stores without a clock of their own).
  */
 public interface Clock {
 
     /** Now, truncated to microseconds: the precision every store keeps. */
     Instant now();
 
-    boolean isAuthoritative();
+    /** The time the next store command acts at. */
+    CommandTime commandTime();
 
     /** Runs {@code listener} whenever time jumps (manual clocks only), so sleepers re-check what is due. */
     default AutoCloseable onAdvance(Runnable listener) {

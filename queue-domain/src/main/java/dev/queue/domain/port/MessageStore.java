@@ -11,57 +11,58 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The truth about messages. Every state change is guarded: a method that acts on a lease changes a message
- * only while it is running under that lease token in that namespace, and otherwise leaves it alone and
- * reports {@link Outcome#LEASE_LOST} (or leaves its id out of the returned set). Inputs arrive validated.
- * Failures of the underlying store surface as {@link dev.queue.api.StoreUnavailableException}.
+ * The truth about messages. Names are noun first ({@code message...}, {@code deadLetter...}) and carry their
+ * precondition ({@code IfLeased}); each method takes one parameter record. The vocabulary of a settled delivery is
+ * the one of {@link Outcome} and {@link dev.queue.domain.rules.Lifecycle}: ack, retry, dead letter, release.
+ *
+ * <p>Every state change is guarded: a method that acts on a lease changes a message only while it is running under
+ * that lease token in that namespace, and otherwise leaves it alone and reports {@link Outcome#LEASE_LOST} (or
+ * leaves its id out of the returned set). Inputs arrive validated. Failures of the underlying store surface as
+ * {@link dev.queue.api.StoreUnavailableException}.
  */
 public interface MessageStore {
 
     /** All or nothing, in order; also wakes listeners of the topics once the messages are visible. */
-    List<StoredOutcome> publish(PublishCommand command);
+    List<StoredOutcome> messageInsertMany(PublishCommand command);
 
-    List<ClaimedMessage> claim(ClaimCommand command);
+    List<ClaimedMessage> messageClaimDue(ClaimCommand command);
 
-    /** The ids that were completed; missing ids had lost their lease. */
-    Set<Long> completeIfLeased(CompleteCommand command);
+    /** The ids that were acknowledged; missing ids had lost their lease. */
+    Set<Long> messageAckIfLeased(AckCommand command);
 
     /** RETRY_SCHEDULED or LEASE_LOST. */
-    Outcome retryIfLeased(RetryCommand command);
+    Outcome messageRetryIfLeased(RetryCommand command);
 
     /** DEAD_LETTERED or LEASE_LOST. */
-    Outcome buryIfLeased(BuryCommand command);
+    Outcome messageDeadLetterIfLeased(DeadLetterCommand command);
 
     /** The ids whose lease was extended. */
-    Set<Long> extendIfLeased(ExtendCommand command);
+    Set<Long> messageExtendIfLeased(ExtendCommand command);
 
     /** The ids released back to pending. */
-    Set<Long> releaseIfLeased(ReleaseCommand command);
+    Set<Long> messageReleaseIfLeased(ReleaseCommand command);
 
     /**
      * Expired leases, oldest first, at most the command's limit: pending again, or a dead letter when the expired
      * attempt was the last ({@link dev.queue.domain.rules.Lifecycle#attemptsLeft}, the rule every settle follows).
      */
-    RescueResult rescueExpiredLeases(RescueCommand command);
-
-    List<DeadLetter> deadLetters(DeadLetterQuery query);
-
-    Optional<DeadLetter> deadLetter(String namespace, long id);
-
-    /** One batch: how many dead letters became pending, and where the next batch starts. */
-    RedriveResult redrive(RedriveCommand command);
-
-    /** How many dead letters were deleted (at most the command's limit). */
-    int purgeDeadLetters(PurgeCommand command);
-
-    NamespaceStats stats(String namespace);
+    RescueResult messageRescueExpired(RescueCommand command);
 
     /** A pending, running or dead message of the namespace as it stands. */
-    Optional<MessageInfo> find(String namespace, long id);
+    Optional<MessageInfo> messageFind(MessageRef message);
 
-    /**
-     * The earliest due time among pending messages of these topics that are not yet due at {@code now}
-     * (null: the store's clock), so an idle subscriber can wake exactly then.
-     */
-    Optional<Instant> nextDueAt(String namespace, List<String> topics, Instant now);
+    /** See {@link NextDueQuery}; lets an idle subscriber wake exactly when the next message becomes due. */
+    Optional<Instant> messageNextDueAt(NextDueQuery query);
+
+    List<DeadLetter> deadLetterList(DeadLetterQuery query);
+
+    Optional<DeadLetter> deadLetterFind(MessageRef message);
+
+    /** One batch: how many dead letters became pending, and where the next batch starts. */
+    RedriveResult deadLetterRedrive(RedriveCommand command);
+
+    /** How many dead letters were deleted (at most the command's limit). */
+    int deadLetterPurge(PurgeCommand command);
+
+    NamespaceStats namespaceStats(StatsQuery query);
 }

@@ -1,8 +1,7 @@
 package dev.queue.domain.port;
 
-import java.time.Instant;
 import java.util.List;
 
-/** Stores messages in one transaction. {@code now} is null when the store's clock decides. */
-public record PublishCommand(List<NewMessage> messages, Instant now) {
+/** Stores messages in one transaction. Each message gets a due time relative to {@code time} unless it names its own. */
+public record PublishCommand(List<NewMessage> messages, CommandTime time) {
 }

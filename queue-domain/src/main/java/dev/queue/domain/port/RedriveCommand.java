@@ -1,6 +1,5 @@
 package dev.queue.domain.port;
 
-import java.time.Instant;
 
 /**
  * Dead letters back to pending, due now, attempts reset to zero: the one with {@code id} when not null,
@@ -8,15 +7,15 @@ import java.time.Instant;
  * looked at. A redriven message whose unique key is held by a pending or running message stays dead (the live
  * one already does its work).
  */
-public record RedriveCommand(String namespace, Long id, String topic, long afterId, int limit, Instant now) {
+public record RedriveCommand(String namespace, Long id, String topic, long afterId, int limit, CommandTime time) {
 
     /** The one dead letter with this id. */
-    public static RedriveCommand one(String namespace, long id, Instant now) {
-        return new RedriveCommand(namespace, id, null, 0, 1, now);
+    public static RedriveCommand one(String namespace, long id, CommandTime time) {
+        return new RedriveCommand(namespace, id, null, 0, 1, time);
     }
 
     /** The next batch of a topic's dead letters, after the given id. */
-    public static RedriveCommand batch(String namespace, String topic, long afterId, int limit, Instant now) {
-        return new RedriveCommand(namespace, null, topic, afterId, limit, now);
+    public static RedriveCommand batch(String namespace, String topic, long afterId, int limit, CommandTime time) {
+        return new RedriveCommand(namespace, null, topic, afterId, limit, time);
     }
 }

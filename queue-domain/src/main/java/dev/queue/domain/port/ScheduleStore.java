@@ -4,34 +4,34 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-/** Durable schedules. Inputs arrive validated; failures surface as {@link dev.queue.api.StoreUnavailableException}. */
+/**
+ * Durable schedules. Names are noun first and carry their precondition; each method takes one parameter record.
+ * Inputs arrive validated; failures surface as {@link dev.queue.api.StoreUnavailableException}.
+ */
 public interface ScheduleStore {
 
     /** False when the namespace already has a schedule of that name (nothing changed). */
-    boolean insertSchedule(ScheduleRecord schedule);
+    boolean scheduleInsertIfAbsent(ScheduleRecord schedule);
 
     /**
      * Replaces definition, paused flag, next run and updated time of an existing schedule; false when missing.
      * The last run is the ticker's to write and is kept as stored.
      */
-    boolean replaceSchedule(ScheduleRecord schedule);
+    boolean scheduleReplaceIfPresent(ScheduleRecord schedule);
 
-    /**
-     * Pauses or resumes: sets only the paused flag, the updated time and, when not null, the next run, so a tick
-     * committing meanwhile keeps its record of the fire. False when missing.
-     */
-    boolean setPaused(String namespace, String name, boolean paused, Instant nextRunAt, Instant updatedAt);
+    /** See {@link PauseCommand}; false when missing. */
+    boolean schedulePauseIfPresent(PauseCommand command);
 
-    boolean deleteSchedule(String namespace, String name);
+    boolean scheduleDeleteIfPresent(ScheduleRef schedule);
 
-    Optional<ScheduleRecord> findSchedule(String namespace, String name);
+    Optional<ScheduleRecord> scheduleFind(ScheduleRef schedule);
 
     /** Ordered by name. */
-    List<ScheduleRecord> listSchedules(String namespace);
+    List<ScheduleRecord> scheduleList(ScheduleQuery query);
 
     /** Fires due schedules; see {@link FireCommand}. */
-    List<FiredMessage> fireDueSchedules(FireCommand command);
+    List<FiredMessage> scheduleFireDue(FireCommand command);
 
-    /** The earliest next run of an unpaused schedule (of one namespace, or all when null). */
-    Optional<Instant> nextScheduleRunAt(String namespace);
+    /** The earliest next run of an unpaused schedule of the query's namespace (or of all). */
+    Optional<Instant> scheduleNextRunAt(ScheduleQuery query);
 }

@@ -41,11 +41,11 @@ public final class Lifecycle {
     public record NotStarted() implements Result {
     }
 
-    /** What the store is asked to do under the delivery's lease. */
-    public sealed interface Decision permits Complete, Retry, DeadLetter, Release {
+    /** What the store is asked to do under the delivery's lease, named for the {@link dev.queue.api.Outcome} each leads to. */
+    public sealed interface Decision permits Ack, Retry, DeadLetter, Release {
     }
 
-    public record Complete() implements Decision {
+    public record Ack() implements Decision {
     }
 
     /** Pending again, due after {@code delay}, with {@code error} recorded. */
@@ -65,7 +65,7 @@ public final class Lifecycle {
      */
     public static Decision decide(Result result, int attempt, int maxAttempts, Backoff backoff, DoubleSupplier random) {
         if (result instanceof Succeeded) {
-            return new Complete();
+            return new Ack();
         }
         if (result instanceof NotStarted) {
             return new Release();

@@ -3,10 +3,11 @@ package dev.queue.domain.time;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.ManualClock;
 import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CommandTime;
 
 import java.time.Instant;
 
-/** The domain's clock port over a test's {@link ManualClock}: authoritative, so every store command carries its time. */
+/** The domain's clock port over a test's {@link ManualClock}: every store command carries its time. */
 public final class ManualTime implements Clock {
 
     private final ManualClock clock;
@@ -21,8 +22,8 @@ public final class ManualTime implements Clock {
     }
 
     @Override
-    public boolean isAuthoritative() {
-        return true;
+    public CommandTime commandTime() {
+        return CommandTime.at(clock.now());
     }
 
     @Override

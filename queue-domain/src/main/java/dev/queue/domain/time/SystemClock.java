@@ -1,6 +1,7 @@
 package dev.queue.domain.time;
 
 import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CommandTime;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -33,7 +34,7 @@ public final class SystemClock implements Clock {
     }
 
     @Override
-    public boolean isAuthoritative() {
-        return authoritative;
+    public CommandTime commandTime() {
+        return authoritative ? CommandTime.at(now()) : CommandTime.storeClock();
     }
 }

@@ -3,7 +3,7 @@ package dev.queue.domain.engine;
 import dev.queue.api.Delivery;
 import dev.queue.api.MessageId;
 import dev.queue.api.StoreUnavailableException;
-import dev.queue.domain.port.CompleteCommand;
+import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.MessageStore;
 import org.junit.jupiter.api.AfterEach;
@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
+import static dev.queue.domain.port.CommandTime.storeClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,7 +37,7 @@ class AckBatcherTest {
 
     /** Every completion call, as the ids it named. */
     private final List<Set<Long>> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile Function<CompleteCommand, Set<Long>> completion = command -> ids(command);
+    private volatile Function<AckCommand, Set<Long>> completion = command -> ids(command);
     private final AtomicInteger afterFlushRuns = new AtomicInteger();
     private AckBatcher batcher;
 
@@ -127,7 +128,7 @@ class AckBatcherTest {
 
     private AckBatcher batcher(int maxUnrecorded, Duration retryFor) {
         MessageStore store = store();
-        return new AckBatcher("acks", leases -> store.completeIfLeased(new CompleteCommand("acks", leases, null)), 500,
+        return new AckBatcher("acks", leases -> store.messageAckIfLeased(new AckCommand("acks", leases, storeClock())), 500,
                 Duration.ofMillis(5), maxUnrecorded, retryFor, afterFlushRuns::incrementAndGet, "ack-batcher-test");
     }
 
@@ -135,8 +136,8 @@ class AckBatcherTest {
     private MessageStore store() {
         return (MessageStore) Proxy.newProxyInstance(MessageStore.class.getClassLoader(), new Class<?>[]{MessageStore.class},
                 (proxy, method, args) -> {
-                    if (method.getName().equals("completeIfLeased")) {
-                        CompleteCommand command = (CompleteCommand) args[0];
+                    if (method.getName().equals("messageAckIfLeased")) {
+                        AckCommand command = (AckCommand) args[0];
                         calls.add(ids(command));
                         return completion.apply(command);
                     }
@@ -157,11 +158,11 @@ class AckBatcherTest {
         });
     }
 
-    private static Set<Long> databaseDown(CompleteCommand command) {
+    private static Set<Long> databaseDown(AckCommand command) {
         throw new StoreUnavailableException("complete", new IllegalStateException("database down"));
     }
 
-    private static Set<Long> ids(CompleteCommand command) {
+    private static Set<Long> ids(AckCommand command) {
         Set<Long> ids = ConcurrentHashMap.newKeySet();
         for (LeaseRef lease : command.leases()) {
             ids.add(lease.id());

@@ -1,7 +1,7 @@
 package dev.queue.domain.rules;
 
 import dev.queue.api.Backoff;
-import dev.queue.domain.rules.Lifecycle.Complete;
+import dev.queue.domain.rules.Lifecycle.Ack;
 import dev.queue.domain.rules.Lifecycle.DeadLetter;
 import dev.queue.domain.rules.Lifecycle.DeadLetterAsked;
 import dev.queue.domain.rules.Lifecycle.Failed;
@@ -26,8 +26,8 @@ class LifecycleTest {
 
     @Test
     void aSuccessCompletesOnAnyAttempt() {
-        assertThat(decide(new Succeeded(), 1, 3)).isEqualTo(new Complete());
-        assertThat(decide(new Succeeded(), 3, 3)).isEqualTo(new Complete());
+        assertThat(decide(new Succeeded(), 1, 3)).isEqualTo(new Ack());
+        assertThat(decide(new Succeeded(), 3, 3)).isEqualTo(new Ack());
     }
 
     @Test

@@ -1,7 +1,5 @@
 package dev.queue.domain.port;
 
-import java.time.Instant;
-
 /** If still held: the message becomes a dead letter with {@code error} as its last error. */
-public record BuryCommand(String namespace, LeaseRef lease, String error, Instant now) {
+public record DeadLetterCommand(String namespace, LeaseRef lease, String error, CommandTime time) {
 }
