@@ -25,14 +25,10 @@ import dev.queue.domain.port.ExtendCommand;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PublishCommand;
-import dev.queue.domain.port.RescueCommand;
-import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -49,8 +45,6 @@ import java.util.concurrent.atomic.AtomicLong;
 /** One namespace's operations: validation first, then one store call. */
 final class NamespaceService implements Namespace {
 
-    private static final Logger log = LoggerFactory.getLogger(NamespaceService.class);
-
     private final String name;
     private final MessageStore store;
     private final InputRules rules;
@@ -61,14 +55,14 @@ final class NamespaceService implements Namespace {
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
     private final SubscriberRuntime.Environment subscriberEnvironment;
-    private final int rescueBatch;
-    /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
+    private final LeaseRescuer rescuer;
+    /** Wall-clock nanos of the last rescue by a pull, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
     NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, StoreTime time,
                      MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
-                     SubscriberRuntime.Environment subscriberEnvironment, int rescueBatch) {
+                     SubscriberRuntime.Environment subscriberEnvironment, LeaseRescuer rescuer) {
         this.name = name;
         this.store = store;
         this.rules = rules;
@@ -79,7 +73,7 @@ final class NamespaceService implements Namespace {
         this.deadLetters = deadLetters;
         this.schedules = schedules;
         this.subscriberEnvironment = subscriberEnvironment;
-        this.rescueBatch = rescueBatch;
+        this.rescuer = rescuer;
     }
 
     @Override
@@ -134,8 +128,12 @@ final class NamespaceService implements Namespace {
         return deliveries;
     }
 
-    /** Rescues expired leases of this namespace if no pass ran within the sweep interval (of both clocks). */
-    void rescueIfDue() {
+    /**
+     * Rescues expired leases of this namespace before a pull if no pull did within the sweep interval (of both
+     * clocks): the rescuer's own passes run on the machine's time, and a test that moves a manual clock past a lease
+     * expects its next pull to see the message again.
+     */
+    private void rescueIfDue() {
         long nowNanos = System.nanoTime();
         long last = lastRescueNanos.get();
         Duration sweep = options.sweepInterval();
@@ -147,11 +145,7 @@ final class NamespaceService implements Namespace {
             return;
         }
         lastRescueClock = clockNow;
-        RescueResult result = store.rescueExpiredLeases(new RescueCommand(name, rescueBatch, time.forCommand()));
-        if (result.total() > 0) {
-            log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
-                    name, result.requeued(), result.deadLettered());
-        }
+        rescuer.runOnce(name);
     }
 
     @Override
