@@ -267,21 +267,8 @@ final class NamespaceService implements Namespace {
     }
 
     private Subscription start(Subscriber<?> subscriber) {
-        if (subscriber == null) {
-            throw new InvalidInputException("subscriber", null, "a Subscriber");
-        }
-        rules.topics(subscriber.topics());
-        rules.concurrency(subscriber.concurrency());
-        rules.lease("lease", subscriber.lease());
-        rules.shutdownTimeout(subscriber.shutdownTimeout());
-        if (subscriber.backoff() != null) {
-            rules.backoff("retry", subscriber.backoff());
-        }
-        String worker = subscriber.worker() != null ? subscriber.worker() : WorkerNames.defaultWorker();
-        rules.worker(worker);
-        if (subscriber.handler() == null) {
-            throw new InvalidInputException("handler", null, "a handler");
-        }
+        String worker = subscriber == null || subscriber.worker() == null ? WorkerNames.defaultWorker() : subscriber.worker();
+        rules.subscriber(subscriber, worker);
         SubscriberRuntime runtime = new SubscriberRuntime(this, subscriberEnvironment, subscriber, worker);
         runtime.start();
         return runtime;
