@@ -29,7 +29,9 @@ import java.util.List;
  * queue.runDue();
  * }</pre>
  *
- * Thread-safe. Close it to stop its subscriptions.
+ * Thread-safe. Close it to stop its subscriptions. Its configuration is the {@link QueueOptions} (and the clock) it
+ * is made with, validated once by the factory method: a bad option fails there with {@link InvalidInputException}
+ * naming it and the value received.
  */
 public final class InMemoryQueue implements Queue {
 
@@ -149,6 +151,7 @@ public final class InMemoryQueue implements Queue {
 
     @Override
     public String toString() {
-        return "InMemoryQueue{clock=" + (manualClock != null ? "manual " + manualClock.now() : "system") + '}';
+        return "InMemoryQueue{clock=" + (manualClock != null ? "manual " + manualClock.now() : "system") + ", options="
+                + engine.options() + '}';
     }
 }

@@ -4,6 +4,9 @@ import dev.queue.api.Backoff;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
+import dev.queue.api.MessageId;
+import dev.queue.api.MessageState;
+import dev.queue.api.Pull;
 import dev.queue.api.Namespace;
 import dev.queue.api.Page;
 import dev.queue.api.PublishResult;
@@ -41,6 +44,40 @@ class InMemoryQueueTest {
     }
 
     record Order(String id, int cents) {
+    }
+
+    @Test
+    void expiredLeasesOfEveryOpenedNamespaceAreRescuedWithoutAnyPull() {
+        queue = InMemoryQueue.threaded(clock, QueueOptions.defaults().sweepInterval(Duration.ofMillis(50)));
+        Namespace shop = queue.namespace("shop");
+        Namespace mail = queue.namespace("mail");
+        MessageId order = shop.publish("order.paid", "{}");
+        MessageId letter = mail.publish("mail.send", "{}");
+        assertThat(shop.pull(Pull.from("order.paid").visibility(Duration.ofSeconds(30)))).hasSize(1);
+        assertThat(mail.pull(Pull.from("mail.send").visibility(Duration.ofSeconds(30)))).hasSize(1);
+        // The rescuer runs once anything subscribes; this subscriber's topic has nothing to claim.
+        shop.subscribe(Subscriber.on("elsewhere").handleDelivery((delivery, ctx) -> { }));
+
+        clock.advance(Duration.ofSeconds(31));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> shop.inspect(order).orElseThrow().state() == MessageState.PENDING
+                && mail.inspect(letter).orElseThrow().state() == MessageState.PENDING);
+    }
+
+    @Test
+    void runDueRescuesExpiredLeasesBeforeItRunsHandlers() {
+        queue = InMemoryQueue.withClock(clock);
+        Namespace shop = queue.defaultNamespace();
+        shop.publish("order.paid", "{}");
+        assertThat(shop.pull(Pull.from("order.paid").visibility(Duration.ofSeconds(30)))).hasSize(1);
+        List<Integer> attempts = new CopyOnWriteArrayList<>();
+        shop.subscribe(Subscriber.on("order.paid").handleDelivery((delivery, ctx) -> attempts.add(ctx.attempt())));
+        assertThat(queue.runDue()).as("still leased").isZero();
+
+        clock.advance(Duration.ofSeconds(31));
+
+        assertThat(queue.runDue()).isEqualTo(1);
+        assertThat(attempts).containsExactly(2);
     }
 
     /** The "ten lines" of the README, kept compiling and passing. */

@@ -1,14 +1,13 @@
 package dev.queue.postgres;
 
+import dev.queue.api.InvalidInputException;
+import dev.queue.domain.engine.MaintenanceService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -22,42 +21,97 @@ import java.util.function.LongSupplier;
  * <p>A transaction that stays open holds the vacuum horizon: no row version deleted after it began can be removed,
  * so the count stays above the threshold and each vacuum scans the table for nothing. When a vacuum removed
  * almost nothing, this one says once which session holds the horizon and backs off: it vacuums again as soon as
- * the horizon moves, and otherwise only after a pause that doubles up to {@link #MAX_BACKOFF}.
+ * the horizon moves, and otherwise only after a pause that doubles up to {@link Config#maxBackoff()}.
+ *
+ * <p>A {@link dev.queue.domain.engine.MaintenanceRunner} runs it every interval; a failed check or vacuum is
+ * retried by the runner after a growing pause, with a warning.
  */
-final class HotTableVacuum implements AutoCloseable {
+final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
 
     private static final Logger log = LoggerFactory.getLogger(HotTableVacuum.class);
 
-    /** The first pause after a vacuum that removed almost nothing, while the horizon stays where it was. */
-    static final Duration FIRST_BACKOFF = Duration.ofSeconds(30);
-    static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
+    /**
+     * @param interval     how often it checks the dead row versions; zero: never (autovacuum alone)
+     * @param threshold    dead row versions past which it vacuums
+     * @param firstBackoff the first pause after a vacuum that removed almost nothing, while the horizon stays where it was
+     * @param maxBackoff   the longest such pause; it doubles up to this
+     */
+    record Config(Duration interval, long threshold, Duration firstBackoff, Duration maxBackoff) {
+
+        static final long DEFAULT_THRESHOLD = 20_000;
+        static final Duration DEFAULT_FIRST_BACKOFF = Duration.ofSeconds(30);
+        static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
+
+        Config {
+            if (interval == null || interval.isNegative() || interval.compareTo(Duration.ofHours(1)) > 0) {
+                throw new InvalidInputException("vacuumInterval", interval, "0 (off) to 1 h");
+            }
+            if (threshold < 1) {
+                throw new InvalidInputException("vacuum threshold", threshold, "at least 1 dead row version");
+            }
+            if (firstBackoff == null || firstBackoff.isNegative() || firstBackoff.isZero()) {
+                throw new InvalidInputException("vacuum firstBackoff", firstBackoff, "more than 0");
+            }
+            if (maxBackoff == null || maxBackoff.compareTo(firstBackoff) < 0 || maxBackoff.compareTo(Duration.ofHours(1)) > 0) {
+                throw new InvalidInputException("vacuum maxBackoff", maxBackoff, "firstBackoff (" + firstBackoff + ") to 1 h");
+            }
+        }
+
+        /** Every {@code interval}, with the default threshold and back-off. */
+        static Config every(Duration interval) {
+            return new Config(interval, DEFAULT_THRESHOLD, DEFAULT_FIRST_BACKOFF, DEFAULT_MAX_BACKOFF);
+        }
+
+        boolean off() {
+            return interval.isZero();
+        }
+    }
+
+    /**
+     * What a pass did: the dead row versions it found, those left after it (as many, when it did not vacuum), and
+     * whether it vacuumed.
+     */
+    record Pass(long deadRowVersions, long left, boolean vacuumed) implements MaintenanceService.Report {
+
+        static Pass skipped(long dead) {
+            return new Pass(dead, dead, false);
+        }
+
+        /** One vacuum does the whole table: never a batch to continue. */
+        @Override
+        public boolean batchFull() {
+            return false;
+        }
+    }
 
     private final Sessions sessions;
-    private final long threshold;
+    private final Config config;
     private final String schema;
     private final LongSupplier nanoTime;
-    private final ScheduledExecutorService timer;
     private final AtomicInteger vacuums = new AtomicInteger();
 
     /** Set while vacuum is backing off because the horizon is held; touched only by the thread running {@link #runOnce}. */
     private Pinned pinned;
 
-    HotTableVacuum(Sessions sessions, Duration interval, long threshold, String schema) {
-        this(sessions, interval, threshold, schema, System::nanoTime);
+    HotTableVacuum(Sessions sessions, Config config, String schema) {
+        this(sessions, config, schema, System::nanoTime);
     }
 
-    HotTableVacuum(Sessions sessions, Duration interval, long threshold, String schema, LongSupplier nanoTime) {
+    HotTableVacuum(Sessions sessions, Config config, String schema, LongSupplier nanoTime) {
         this.sessions = sessions;
-        this.threshold = threshold;
+        this.config = config;
         this.schema = schema;
         this.nanoTime = nanoTime;
-        this.timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "queue-vacuum-" + schema);
-            thread.setDaemon(true);
-            return thread;
-        });
-        long millis = interval.toMillis();
-        timer.scheduleWithFixedDelay(this::runOnce, millis, millis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public String name() {
+        return "hot table vacuum of schema " + schema;
+    }
+
+    @Override
+    public Duration interval() {
+        return config.interval();
     }
 
     /** How many vacuums this one has run. */
@@ -65,48 +119,44 @@ final class HotTableVacuum implements AutoCloseable {
         return vacuums.get();
     }
 
-    /** Vacuums if the dead row versions passed the threshold and a vacuum can remove them; returns whether it did. */
-    synchronized boolean runOnce() {
-        try {
-            long dead = deadTuples();
-            if (dead < threshold) {
-                if (pinned != null) {
-                    log.info("schema {}: the hot table's dead row versions were removed; its vacuum is back to its usual cadence", schema);
-                    pinned = null;
-                }
-                return false;
-            }
-            Horizon horizon = null;
+    /** Vacuums if the dead row versions passed the threshold and a vacuum can remove them. */
+    @Override
+    public synchronized Pass runOnce() {
+        long dead = deadTuples();
+        if (dead < config.threshold()) {
             if (pinned != null) {
-                horizon = horizon();
-                boolean moved = !(horizon == null ? "" : horizon.xid()).equals(pinned.horizon.xid());
-                if (!moved && nanoTime.getAsLong() - pinned.retryAt < 0) {
-                    return false;
-                }
-            }
-            if (Boolean.TRUE.equals(sessions.autoCommit("vacuum in progress", s -> s.selectOne("queue.vacuumInProgress")))) {
-                log.debug("schema {}: hot table vacuum left to the one in progress ({} dead row versions)", schema, dead);
-                return false;
-            }
-            long start = System.nanoTime();
-            sessions.autoCommit("vacuum", s -> s.update("queue.vacuumMessages"));
-            vacuums.incrementAndGet();
-            long left = deadTuples();
-            log.debug("schema {}: vacuumed the hot table ({} dead row versions, {} left) in {} ms", schema, dead, left,
-                    (System.nanoTime() - start) / 1_000_000);
-            Horizon holder = removedAlmostNothing(dead, left) ? horizon() : null;
-            if (holder != null && holder.heldSince(System.nanoTime() - start)) {
-                backOff(holder, left);
-            } else if (pinned != null) {
-                log.info("schema {}: the vacuum horizon moved and vacuum removed {} dead row versions of the hot table; "
-                        + "its vacuum is back to its usual cadence", schema, dead - left);
+                log.info("schema {}: the hot table's dead row versions were removed; its vacuum is back to its usual cadence", schema);
                 pinned = null;
             }
-            return true;
-        } catch (RuntimeException e) {
-            log.debug("schema {}: hot table vacuum skipped: {}", schema, e.toString());
-            return false;
+            return Pass.skipped(dead);
         }
+        Horizon horizon = null;
+        if (pinned != null) {
+            horizon = horizon();
+            boolean moved = !(horizon == null ? "" : horizon.xid()).equals(pinned.horizon.xid());
+            if (!moved && nanoTime.getAsLong() - pinned.retryAt < 0) {
+                return Pass.skipped(dead);
+            }
+        }
+        if (Boolean.TRUE.equals(sessions.autoCommit("vacuum in progress", s -> s.selectOne("queue.vacuumInProgress")))) {
+            log.debug("schema {}: hot table vacuum left to the one in progress ({} dead row versions)", schema, dead);
+            return Pass.skipped(dead);
+        }
+        long start = System.nanoTime();
+        sessions.autoCommit("vacuum", s -> s.update("queue.vacuumMessages"));
+        vacuums.incrementAndGet();
+        long left = deadTuples();
+        log.debug("schema {}: vacuumed the hot table ({} dead row versions, {} left) in {} ms", schema, dead, left,
+                (System.nanoTime() - start) / 1_000_000);
+        Horizon holder = removedAlmostNothing(dead, left) ? horizon() : null;
+        if (holder != null && holder.heldSince(System.nanoTime() - start)) {
+            backOff(holder, left);
+        } else if (pinned != null) {
+            log.info("schema {}: the vacuum horizon moved and vacuum removed {} dead row versions of the hot table; "
+                    + "its vacuum is back to its usual cadence", schema, dead - left);
+            pinned = null;
+        }
+        return new Pass(dead, left, true);
     }
 
     /**
@@ -117,21 +167,22 @@ final class HotTableVacuum implements AutoCloseable {
      * the horizon moved, vacuums again.)
      */
     private boolean removedAlmostNothing(long before, long after) {
-        return after >= threshold && before - after < before / 10;
+        return after >= config.threshold() && before - after < before / 10;
     }
 
     private void backOff(Horizon horizon, long left) {
         long now = nanoTime.getAsLong();
+        Duration first = config.firstBackoff();
         if (pinned == null) {
-            pinned = new Pinned(horizon, FIRST_BACKOFF, now + FIRST_BACKOFF.toNanos());
+            pinned = new Pinned(horizon, first, now + first.toNanos());
             log.warn("schema {}: vacuum of the hot table removed almost nothing ({} dead row versions left): {} holds the "
                     + "vacuum horizon. Claims slow down while it does; vacuuming again when it moves, or in {} s",
-                    schema, left, horizon.describe(), FIRST_BACKOFF.toSeconds());
+                    schema, left, horizon.describe(), first.toSeconds());
             return;
         }
         Duration backoff = pinned.backoff.multipliedBy(2);
-        if (backoff.compareTo(MAX_BACKOFF) > 0) {
-            backoff = MAX_BACKOFF;
+        if (backoff.compareTo(config.maxBackoff()) > 0) {
+            backoff = config.maxBackoff();
         }
         if (!horizon.holder().equals(pinned.horizon.holder())) {
             log.warn("schema {}: vacuum of the hot table still removes almost nothing ({} dead row versions left): now {} "
@@ -148,23 +199,6 @@ final class HotTableVacuum implements AutoCloseable {
     private Horizon horizon() {
         Map<String, Object> row = sessions.autoCommit("vacuum horizon", s -> s.selectOne("queue.vacuumHorizon"));
         return row == null ? null : Horizon.of(row);
-    }
-
-    /**
-     * Lets a vacuum in progress finish (it takes well under a second) before the pool closes under it: cut off,
-     * its connection would break and the pool would log it as a failure.
-     */
-    @Override
-    public void close() {
-        timer.shutdown();
-        try {
-            if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
-                timer.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            timer.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
     }
 
     private record Pinned(Horizon horizon, Duration backoff, long retryAt) {

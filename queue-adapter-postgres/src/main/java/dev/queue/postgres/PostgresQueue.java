@@ -14,6 +14,7 @@ import dev.queue.api.QueueClosedException;
 import dev.queue.api.QueueOptions;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.CompletionAware;
+import dev.queue.domain.engine.MaintenanceRunner;
 import dev.queue.domain.engine.QueueEngine;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.Clock;
@@ -89,7 +90,7 @@ public final class PostgresQueue implements Queue {
         requireArgument("dataSource", dataSource, "a javax.sql.DataSource of a PostgreSQL database");
         requireArgument("listenDataSource", listenDataSource, "a javax.sql.DataSource of a PostgreSQL database");
         requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
-        return start(dataSource, listenDataSource::getConnection, null, config);
+        return start(dataSource, listenDataSource::getConnection, null, config.validate());
     }
 
     /**
@@ -102,7 +103,7 @@ public final class PostgresQueue implements Queue {
             throw new InvalidInputException("jdbcUrl", jdbcUrl, "a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
         }
         requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
-        QueueEngine.checkOptions(config.queueOptions());
+        config.validate();
         HikariDataSource pool;
         try {
             HikariConfig hikari = new HikariConfig();
@@ -154,10 +155,11 @@ public final class PostgresQueue implements Queue {
         }
     }
 
+    /** With a validated configuration. */
     private static PostgresQueue start(DataSource dataSource, PostgresWakeUps.ConnectionSource listenSource,
                                        HikariDataSource ownedPool, PostgresQueueConfig config) {
-        QueueEngine.checkOptions(config.queueOptions());
         PostgresWakeUps listener = null;
+        MaintenanceRunner vacuum = null;
         try {
             String schema = config.schema();
             SqlSessionFactory sessions = MyBatisSupport.sessionFactory(dataSource, schema);
@@ -169,8 +171,11 @@ public final class PostgresQueue implements Queue {
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
-            HotTableVacuum vacuum = config.vacuumInterval().isZero() ? null
-                    : new HotTableVacuum(new Sessions(sessions), config.vacuumInterval(), PostgresQueueConfig.VACUUM_THRESHOLD, schema);
+            HotTableVacuum.Config vacuumConfig = config.vacuum();
+            if (!vacuumConfig.off()) {
+                vacuum = new MaintenanceRunner(new HotTableVacuum(new Sessions(sessions), vacuumConfig, schema),
+                        MaintenanceRunner.Config.DEFAULTS, null);
+            }
             store.useNotifyLimiter(limiter);
             WakeUps wakeUps;
             if (config.listen()) {
@@ -181,6 +186,7 @@ public final class PostgresQueue implements Queue {
                 wakeUps = PostgresWakeUps.none();
             }
             PostgresWakeUps toClose = listener;
+            MaintenanceRunner vacuumToStop = vacuum;
             QueueEngine engine = QueueEngine.builder()
                     .store(store)
                     .scheduleStore(new PostgresScheduleStore(store))
@@ -189,16 +195,22 @@ public final class PostgresQueue implements Queue {
                     .options(config.queueOptions())
                     .defaultCodec(new JacksonPayloadCodec())
                     .onClose(() -> {
-                        if (vacuum != null) {
-                            vacuum.close();
+                        if (vacuumToStop != null) {
+                            vacuumToStop.stop();
                         }
                         limiter.close();
                         release(toClose, ownedPool);
                     })
                     .build();
+            if (vacuum != null) {
+                vacuum.start();
+            }
             LOG.info("queue started on schema {} ({})", schema, config);
             return new PostgresQueue(engine, store, config);
         } catch (RuntimeException e) {
+            if (vacuum != null) {
+                vacuum.stop();
+            }
             release(listener, ownedPool);
             throw e;
         }

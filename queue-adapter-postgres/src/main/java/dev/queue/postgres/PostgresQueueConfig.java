@@ -3,13 +3,18 @@ package dev.queue.postgres;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.ManualClock;
 import dev.queue.api.QueueOptions;
+import dev.queue.domain.engine.QueueEngine;
 
 import java.time.Duration;
 import java.util.regex.Pattern;
 
 /**
- * How a {@link PostgresQueue} uses its database. Immutable; every setter returns a new instance and checks its
- * value at once, throwing {@link InvalidInputException} naming the property and the value received.
+ * How a {@link PostgresQueue} uses its database: the one configuration object of the adapter, the
+ * {@link QueueOptions} it carries included. Immutable; every setter returns a new instance and checks its own value
+ * at once. {@link #validate()} checks everything together, and {@link PostgresQueue#create} and
+ * {@link PostgresQueue#connect} call it before they open any connection: a queue never starts with a value it
+ * cannot honour. Either way a bad value fails with {@link InvalidInputException} naming the property and the value
+ * received.
  *
  * <table>
  *   <caption>Properties and defaults</caption>
@@ -44,9 +49,8 @@ public final class PostgresQueueConfig {
      * process, plus trailing ones, leave the global notify lock far from busy.
      */
     public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(2);
-    /** How often a queue checks the hot table's dead row versions and vacuums past {@link #VACUUM_THRESHOLD}. */
+    /** How often a queue checks the hot table's dead row versions and vacuums past 20,000. */
     public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(2);
-    public static final long VACUUM_THRESHOLD = 20_000;
     public static final int MAX_POOL_SIZE = 1000;
     /** Lower-case, so the name means the same quoted or not; short enough for the derived channel name. */
     static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
@@ -130,18 +134,15 @@ public final class PostgresQueueConfig {
         return with(next -> next.schema = value);
     }
 
+    /** Checked as a whole by {@link #validate()}, when the queue is created. */
     public PostgresQueueConfig queueOptions(QueueOptions value) {
-        if (value == null) {
-            throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
-        }
+        checkQueueOptionsGiven(value);
         return with(next -> next.queueOptions = value);
     }
 
     /** 1 to 1000 connections; only for the pool that {@link PostgresQueue#connect} creates and owns. */
     public PostgresQueueConfig poolSize(int value) {
-        if (value < 1 || value > MAX_POOL_SIZE) {
-            throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
-        }
+        checkPoolSize(value);
         return with(next -> next.poolSize = value);
     }
 
@@ -150,9 +151,7 @@ public final class PostgresQueueConfig {
     }
 
     public PostgresQueueConfig completedRetention(CompletedRetention value) {
-        if (value == null) {
-            throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
-        }
+        checkCompletedRetention(value);
         return with(next -> next.completedRetention = value);
     }
 
@@ -196,23 +195,24 @@ public final class PostgresQueueConfig {
      * always notify inside the caller's transaction. 0 to 1 s; default 2 ms.
      */
     public PostgresQueueConfig notifyWindow(Duration value) {
-        if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
-            throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
-        }
+        checkNotifyWindow(value);
         return with(next -> next.notifyWindow = value);
     }
 
     /**
-     * Every interval, vacuum the hot table if it holds more than {@value #VACUUM_THRESHOLD} dead row versions, so
+     * Every interval, vacuum the hot table if it holds more than 20,000 dead row versions, so
      * claims do not slow down between autovacuum's visits (once a minute by default). While a transaction holds
      * the vacuum horizon, so that a vacuum removes almost nothing, it backs off until the horizon moves (and logs
      * once which session holds it). Zero turns it off (leave it to autovacuum). 0 to 1 h; default 2 s.
      */
     public PostgresQueueConfig vacuumInterval(Duration value) {
-        if (value == null || value.isNegative() || value.compareTo(Duration.ofHours(1)) > 0) {
-            throw new InvalidInputException("vacuumInterval", value, "0 (off) to 1 h");
-        }
+        HotTableVacuum.Config.every(value);
         return with(next -> next.vacuumInterval = value);
+    }
+
+    /** The hot-table vacuum's configuration: this interval, its default threshold and back-off. */
+    HotTableVacuum.Config vacuum() {
+        return HotTableVacuum.Config.every(vacuumInterval);
     }
 
     public Duration vacuumInterval() {
@@ -258,6 +258,47 @@ public final class PostgresQueueConfig {
 
     static String channelOf(String schema) {
         return schema + "_wakeup";
+    }
+
+    /**
+     * Checks every property and the queue options, each as its setter does and together; returns this
+     * configuration. {@link PostgresQueue#create} and {@link PostgresQueue#connect} call it first.
+     *
+     * @throws InvalidInputException naming the first property that breaks a rule and the value received
+     */
+    public PostgresQueueConfig validate() {
+        checkSchema(schema);
+        checkQueueOptionsGiven(queueOptions);
+        QueueEngine.checkOptions(queueOptions);
+        checkPoolSize(poolSize);
+        checkCompletedRetention(completedRetention);
+        checkNotifyWindow(notifyWindow);
+        vacuum();
+        return this;
+    }
+
+    private static void checkQueueOptionsGiven(QueueOptions value) {
+        if (value == null) {
+            throw new InvalidInputException("queueOptions", null, "queue options (QueueOptions.defaults() and its setters)");
+        }
+    }
+
+    private static void checkPoolSize(int value) {
+        if (value < 1 || value > MAX_POOL_SIZE) {
+            throw new InvalidInputException("poolSize", value, "a number of connections from 1 to " + MAX_POOL_SIZE);
+        }
+    }
+
+    private static void checkCompletedRetention(CompletedRetention value) {
+        if (value == null) {
+            throw new InvalidInputException("completedRetention", null, "DELETE or ARCHIVE");
+        }
+    }
+
+    private static void checkNotifyWindow(Duration value) {
+        if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new InvalidInputException("notifyWindow", value, "0 to 1 s");
+        }
     }
 
     static void checkSchema(String value) {

@@ -1,5 +1,7 @@
 package dev.queue.postgres;
 
+import dev.queue.api.InvalidInputException;
+import dev.queue.domain.engine.MaintenanceRunner;
 import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -37,6 +40,14 @@ class HotTableVacuumTest {
         db.close();
     }
 
+    /** A vacuum with a threshold of 5,000, run by hand (tests call runOnce) unless a runner is started on it. */
+    private HotTableVacuum vacuum(Duration interval) {
+        return new HotTableVacuum(sessions, new HotTableVacuum.Config(interval, 5_000, FIRST_BACKOFF, MAX_BACKOFF), db.schema);
+    }
+
+    private static final Duration FIRST_BACKOFF = HotTableVacuum.Config.DEFAULT_FIRST_BACKOFF;
+    private static final Duration MAX_BACKOFF = HotTableVacuum.Config.DEFAULT_MAX_BACKOFF;
+
     private long deadTuples() {
         Long dead = sessions.autoCommit("dead tuples", s -> s.selectOne("queue.deadTuples"));
         return dead == null ? 0 : dead;
@@ -52,26 +63,49 @@ class HotTableVacuumTest {
 
     @Test
     void vacuumsOnlyPastTheThresholdAndClearsTheDeadRows() {
-        try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofHours(1), 5_000, db.schema)) {
-            assertThat(vacuum.runOnce()).as("an empty table needs no vacuum").isFalse();
-            makeDeadRows(8_000);
-            assertThat(vacuum.runOnce()).isTrue();
-            await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
-        }
+        HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
+        assertThat(vacuum.runOnce()).as("an empty table needs no vacuum").isEqualTo(new HotTableVacuum.Pass(0, 0, false));
+        makeDeadRows(8_000);
+        HotTableVacuum.Pass pass = vacuum.runOnce();
+        assertThat(pass.vacuumed()).isTrue();
+        assertThat(pass.deadRowVersions()).as("dead row versions it found").isBetween(5_000L, 8_000L);
+        assertThat(pass.batchFull()).isFalse();
+        assertThat(vacuum.vacuumsRun()).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+    }
+
+    @Test
+    void aRunnerStartedAndStoppedTwiceVacuumsOnItsOwn() {
+        makeDeadRows(8_000);
+        HotTableVacuum vacuum = vacuum(Duration.ofMillis(50));
+        MaintenanceRunner runner = new MaintenanceRunner(vacuum, MaintenanceRunner.Config.DEFAULTS, null);
+        runner.start();
+        runner.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> vacuum.vacuumsRun() >= 1 && deadTuples() < 5_000);
+        runner.stop();
+        runner.stop();
+        assertThat(runner.isRunning()).isFalse();
+    }
+
+    @Test
+    void configRefusesAMaximumBackOffBelowTheFirstNamingIt() {
+        assertThatThrownBy(() -> new HotTableVacuum.Config(Duration.ofSeconds(2), 20_000, Duration.ofMinutes(1), Duration.ofSeconds(30)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("vacuum maxBackoff")
+                .hasMessageContaining("PT30S");
     }
 
     @Test
     void leavesTheEmptiedPagesInPlace() {
         // Truncating the empty tail needs an ACCESS EXCLUSIVE lock, which a busy queue table never grants: vacuum
         // would wait for it for seconds while holding the table against every other vacuum (see V7).
-        try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofHours(1), 5_000, db.schema)) {
-            makeDeadRows(8_000);
-            long pagesBefore = relationPages();
-            assertThat(pagesBefore).isPositive();
-            assertThat(vacuum.runOnce()).isTrue();
-            await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
-            assertThat(relationPages()).as("pages of the hot table after vacuuming it empty").isEqualTo(pagesBefore);
-        }
+        HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
+        makeDeadRows(8_000);
+        long pagesBefore = relationPages();
+        assertThat(pagesBefore).isPositive();
+        assertThat(vacuum.runOnce().vacuumed()).isTrue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+        assertThat(relationPages()).as("pages of the hot table after vacuuming it empty").isEqualTo(pagesBefore);
     }
 
     private long relationPages() {
@@ -80,18 +114,17 @@ class HotTableVacuumTest {
 
     @Test
     void leavesTheTableToAVacuumAlreadyAtWork() throws Exception {
-        try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofHours(1), 5_000, db.schema)) {
-            makeDeadRows(8_000);
-            try (Connection other = PostgresTestServer.dataSource().getConnection(); Statement statement = other.createStatement()) {
-                // The lock a running VACUUM (autovacuum's, or another replica's) holds on the table.
-                other.setAutoCommit(false);
-                statement.execute("LOCK TABLE \"" + db.schema + "\".messages IN SHARE UPDATE EXCLUSIVE MODE");
-                assertThat(vacuum.runOnce()).as("no second vacuum while one holds the table").isFalse();
-                other.rollback();
-            }
-            assertThat(vacuum.runOnce()).as("the table is free again and still holds the dead rows").isTrue();
-            await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+        HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
+        makeDeadRows(8_000);
+        try (Connection other = PostgresTestServer.dataSource().getConnection(); Statement statement = other.createStatement()) {
+            // The lock a running VACUUM (autovacuum's, or another replica's) holds on the table.
+            other.setAutoCommit(false);
+            statement.execute("LOCK TABLE \"" + db.schema + "\".messages IN SHARE UPDATE EXCLUSIVE MODE");
+            assertThat(vacuum.runOnce().vacuumed()).as("no second vacuum while one holds the table").isFalse();
+            other.rollback();
         }
+        assertThat(vacuum.runOnce().vacuumed()).as("the table is free again and still holds the dead rows").isTrue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
     }
 
     @Test
@@ -108,7 +141,9 @@ class HotTableVacuumTest {
                 holderPid = row.getInt(1);
             }
             makeDeadRows(8_000);
-            try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofMillis(50), 5_000, db.schema)) {
+            HotTableVacuum vacuum = vacuum(Duration.ofMillis(50));
+            try (MaintenanceRunner runner = new MaintenanceRunner(vacuum, MaintenanceRunner.Config.DEFAULTS, null)) {
+                runner.start();
                 await().atMost(Duration.ofSeconds(20)).until(() -> vacuum.vacuumsRun() >= 1);
                 await().atMost(Duration.ofSeconds(5)).until(() -> !log.linesContaining("holds the vacuum horizon").isEmpty());
                 await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
@@ -136,18 +171,18 @@ class HotTableVacuumTest {
             holder.setAutoCommit(false);
             holding.executeQuery("SELECT txid_current()").close();
             makeDeadRows(8_000);
-            try (HotTableVacuum vacuum = new HotTableVacuum(sessions, Duration.ofHours(1), 5_000, db.schema, () -> now[0])) {
-                assertThat(vacuum.runOnce()).as("the first vacuum, which removes nothing").isTrue();
-                assertThat(vacuum.runOnce()).as("the horizon did not move").isFalse();
-                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos() - 1;
-                assertThat(vacuum.runOnce()).as("just before the pause ends").isFalse();
-                now[0] += 1;
-                assertThat(vacuum.runOnce()).as("the pause ended").isTrue();
-                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos();
-                assertThat(vacuum.runOnce()).as("the pause doubled").isFalse();
-                now[0] += HotTableVacuum.FIRST_BACKOFF.toNanos();
-                assertThat(vacuum.runOnce()).isTrue();
-            }
+            HotTableVacuum vacuum = new HotTableVacuum(sessions, new HotTableVacuum.Config(Duration.ofHours(1), 5_000, FIRST_BACKOFF,
+                    MAX_BACKOFF), db.schema, () -> now[0]);
+            assertThat(vacuum.runOnce().vacuumed()).as("the first vacuum, which removes nothing").isTrue();
+            assertThat(vacuum.runOnce().vacuumed()).as("the horizon did not move").isFalse();
+            now[0] += FIRST_BACKOFF.toNanos() - 1;
+            assertThat(vacuum.runOnce().vacuumed()).as("just before the pause ends").isFalse();
+            now[0] += 1;
+            assertThat(vacuum.runOnce().vacuumed()).as("the pause ended").isTrue();
+            now[0] += FIRST_BACKOFF.toNanos();
+            assertThat(vacuum.runOnce().vacuumed()).as("the pause doubled").isFalse();
+            now[0] += FIRST_BACKOFF.toNanos();
+            assertThat(vacuum.runOnce().vacuumed()).isTrue();
             holder.rollback();
         }
     }

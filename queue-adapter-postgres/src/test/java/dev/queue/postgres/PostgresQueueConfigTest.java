@@ -90,4 +90,29 @@ class PostgresQueueConfigTest {
         assertThatThrownBy(() -> PostgresQueueConfig.defaults().queueOptions(null)).hasMessageContaining("queueOptions");
         assertThatThrownBy(() -> PostgresQueueConfig.defaults().completedRetention(null)).hasMessageContaining("completedRetention");
     }
+
+    @Test
+    void validateChecksTheQueueOptionsTooAndAcceptsTheDefaults() {
+        PostgresQueueConfig defaults = PostgresQueueConfig.defaults();
+        assertThat(defaults.validate()).isSameAs(defaults);
+        PostgresQueueConfig badOptions = PostgresQueueConfig.defaults()
+                .queueOptions(QueueOptions.defaults().sweepInterval(Duration.ofMillis(1)));
+
+        assertThatThrownBy(badOptions::validate)
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("sweepInterval")
+                .hasMessageContaining("PT0.001S");
+    }
+
+    @Test
+    void connectRefusesBadOptionsBeforeItTriesToConnect() {
+        PostgresQueueConfig badOptions = PostgresQueueConfig.defaults()
+                .queueOptions(QueueOptions.defaults().defaultMaxAttempts(0));
+
+        // Nothing listens on port 1: a queue that connected first would fail with StoreUnavailableException.
+        assertThatThrownBy(() -> PostgresQueue.connect("jdbc:postgresql://127.0.0.1:1/none", "nobody", "none", badOptions))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("defaultMaxAttempts")
+                .hasMessageContaining("got: 0");
+    }
 }

@@ -6,8 +6,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Behaviour shared by every adapter, with documented defaults. Immutable; adapters validate it when the
- * queue is created and fail naming the option and the value received.
+ * Behaviour shared by every adapter, with documented defaults. Immutable; the setters do not check their values:
+ * the whole set is validated once, when a queue is created (before the PostgreSQL adapter opens a connection, as
+ * part of its configuration's {@code validate()}), and a bad value fails with {@link InvalidInputException} naming
+ * the option and the value received.
  */
 public final class QueueOptions {
 

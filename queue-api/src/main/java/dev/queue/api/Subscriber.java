@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Everything a subscription needs: topics (in priority order), concurrency, lease, retry backoff and the
- * handler. Built fluently and immutable:
+ * handler. Built fluently and immutable; {@link Namespace#subscribe} checks every property together before anything
+ * starts, and refuses a bad one with {@link InvalidInputException} naming it and the value received:
  *
  * <pre>{@code
  * Subscriber.on("order.paid").concurrency(16).handle(OrderPaid.class, (order, ctx) -> billing.charge(order))

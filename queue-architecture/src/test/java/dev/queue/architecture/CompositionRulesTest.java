@@ -22,9 +22,14 @@ class CompositionRulesTest {
 
     private static final String ROOT_CLASS = "dev.queue.domain.engine.QueueEngine";
     private static final Pattern THE_ROOT = Pattern.compile(Pattern.quote(ROOT_CLASS) + "(\\$.*)?");
-    /** What adapters may use of the domain's engine package: the root, its builder, and the transactional-ack hook. */
+    /**
+     * What adapters may use of the domain's engine package: the root, its builder, the transactional-ack hook, and the
+     * shape of maintenance services with their runner (an adapter's own housekeeping runs as one).
+     */
     private static final Pattern ENGINE_FACES = Pattern.compile(Pattern.quote(ROOT_CLASS) + "(\\$Builder)?"
-            + "|" + Pattern.quote("dev.queue.domain.engine.CompletionAware"));
+            + "|" + Pattern.quote("dev.queue.domain.engine.CompletionAware")
+            + "|" + Pattern.quote("dev.queue.domain.engine.MaintenanceService") + "(\\$Report)?"
+            + "|" + Pattern.quote("dev.queue.domain.engine.MaintenanceRunner") + "(\\$Config)?");
 
     /** The rules adapters follow too: the attempts rule for rows, and the pause between retries of a failed call. */
     private static final Pattern RULE_FACES = Pattern.compile("dev\\.queue\\.domain\\.rules\\.(Lifecycle(\\$.*)?|RetryPause)");
@@ -35,7 +40,8 @@ class CompositionRulesTest {
     /**
      * The domain's types that are public only because another domain package uses them. Outside the domain, only
      * its faces may be used: the ports, the clocks, the root and its builder, the transactional-ack hook, the
-     * attempts rule of {@code Lifecycle} (which an adapter's rescue follows for rows) and {@code RetryPause}.
+     * maintenance service shape and its runner, the attempts rule of {@code Lifecycle} (which an adapter's rescue
+     * follows for rows) and {@code RetryPause}.
      */
     private static final DescribedPredicate<JavaClass> DOMAIN_INTERNALS = DescribedPredicate.describe(
             "domain internals (the engine's collaborators, the input rules, the backoff and schedule planners)",

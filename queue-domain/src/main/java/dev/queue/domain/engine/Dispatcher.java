@@ -144,8 +144,6 @@ final class Dispatcher {
                 Duration untilNextDue = null;
                 List<Delivery> claimed;
                 try {
-                    operation = "rescue expired leases";
-                    namespace.rescueIfDue();
                     if (!backlogged) {
                         untilNextDue = untilNextDue();
                     }

@@ -30,14 +30,10 @@ import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.ReleaseCommand;
-import dev.queue.domain.port.RescueCommand;
-import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -54,8 +50,6 @@ import java.util.concurrent.atomic.AtomicLong;
 /** One namespace's operations: validation first, then one store call. */
 final class NamespaceService implements Namespace {
 
-    private static final Logger log = LoggerFactory.getLogger(NamespaceService.class);
-
     private final String name;
     private final MessageStore store;
     private final InputRules rules;
@@ -66,14 +60,14 @@ final class NamespaceService implements Namespace {
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
     private final SubscriberRuntime.Environment subscriberEnvironment;
-    private final int rescueBatch;
-    /** Wall-clock nanos of the last rescue pass, so pulls rescue at most once per sweep interval. */
+    private final LeaseRescuer rescuer;
+    /** Wall-clock nanos of the last rescue by a pull, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
     NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, Clock time,
                      MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
-                     SubscriberRuntime.Environment subscriberEnvironment, int rescueBatch) {
+                     SubscriberRuntime.Environment subscriberEnvironment, LeaseRescuer rescuer) {
         this.name = name;
         this.store = store;
         this.rules = rules;
@@ -84,7 +78,7 @@ final class NamespaceService implements Namespace {
         this.deadLetters = deadLetters;
         this.schedules = schedules;
         this.subscriberEnvironment = subscriberEnvironment;
-        this.rescueBatch = rescueBatch;
+        this.rescuer = rescuer;
     }
 
     @Override
@@ -139,8 +133,12 @@ final class NamespaceService implements Namespace {
         return deliveries;
     }
 
-    /** Rescues expired leases of this namespace if no pass ran within the sweep interval (of both clocks). */
-    void rescueIfDue() {
+    /**
+     * Rescues expired leases of this namespace before a pull if no pull did within the sweep interval (of both
+     * clocks): the rescuer's own passes run on the machine's time, and a test that moves a manual clock past a lease
+     * expects its next pull to see the message again.
+     */
+    private void rescueIfDue() {
         long nowNanos = System.nanoTime();
         long last = lastRescueNanos.get();
         Duration sweep = options.sweepInterval();
@@ -152,11 +150,7 @@ final class NamespaceService implements Namespace {
             return;
         }
         lastRescueClock = clockNow;
-        RescueResult result = store.messageRescueExpired(new RescueCommand(name, rescueBatch, time.commandTime()));
-        if (result.total() > 0) {
-            log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered",
-                    name, result.requeued(), result.deadLettered());
-        }
+        rescuer.runOnce(name);
     }
 
     @Override
@@ -278,21 +272,8 @@ final class NamespaceService implements Namespace {
     }
 
     private Subscription start(Subscriber<?> subscriber) {
-        if (subscriber == null) {
-            throw new InvalidInputException("subscriber", null, "a Subscriber");
-        }
-        rules.topics(subscriber.topics());
-        rules.concurrency(subscriber.concurrency());
-        rules.lease("lease", subscriber.lease());
-        rules.shutdownTimeout(subscriber.shutdownTimeout());
-        if (subscriber.backoff() != null) {
-            rules.backoff("retry", subscriber.backoff());
-        }
-        String worker = subscriber.worker() != null ? subscriber.worker() : WorkerNames.defaultWorker();
-        rules.worker(worker);
-        if (subscriber.handler() == null) {
-            throw new InvalidInputException("handler", null, "a handler");
-        }
+        String worker = subscriber == null || subscriber.worker() == null ? WorkerNames.defaultWorker() : subscriber.worker();
+        rules.subscriber(subscriber, worker);
         SubscriberRuntime runtime = new SubscriberRuntime(this, subscriberEnvironment, subscriber, worker);
         runtime.start();
         return runtime;

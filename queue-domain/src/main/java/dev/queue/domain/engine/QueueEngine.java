@@ -34,7 +34,7 @@ import java.util.function.Supplier;
 /**
  * The {@link Queue} every adapter hands out, and the composition root of the domain: it builds the collaborators
  * from an adapter's ports, each given what it uses and nothing that leads back here. Adapters build it with their
- * store, wake-ups and clock; the namespaces, subscriptions and schedule ticker it builds do the work.
+ * store, wake-ups and clock; the namespaces, subscriptions and maintenance services it builds do the work.
  */
 public final class QueueEngine implements Queue {
 
@@ -49,7 +49,11 @@ public final class QueueEngine implements Queue {
     private final MessageMapping mapping;
     private final Subscriptions subscriptions;
     private final ScheduleFiring schedules;
-    private final ScheduleTicker ticker;
+    private final LeaseRescuer rescuer;
+    /** Null in manual dispatch: {@link #runDue()} rescues then. Started by the first subscription. */
+    private final MaintenanceRunner rescuerRunner;
+    /** Null in manual dispatch, without a schedule store, or with the tick interval at zero. */
+    private final MaintenanceRunner tickerRunner;
     private final Runnable schedulesChanged;
     private final CallGate calls = new CallGate();
     private final Tuning tuning = Tuning.DEFAULTS;
@@ -68,14 +72,16 @@ public final class QueueEngine implements Queue {
         this.time = clock;
         this.mapping = new MessageMapping(rules, codec, options, time);
         this.subscriptions = new Subscriptions(builder.manualDispatch);
-        this.schedules = new ScheduleFiring(builder.scheduleStore, time);
-        Duration tick = options.scheduleTickInterval();
-        if (schedules.available() && !builder.manualDispatch && !tick.isZero()) {
-            ticker = new ScheduleTicker(schedules, clock, tick);
-            ticker.start();
-            schedulesChanged = ticker::wake;
+        this.rescuer = new LeaseRescuer(LeaseRescuer.Config.of(options), store, time, namespaces::keySet, subscriptions::wake);
+        this.rescuerRunner = builder.manualDispatch ? null : new MaintenanceRunner(rescuer, MaintenanceRunner.Config.DEFAULTS, clock);
+        ScheduleTicker.Config tick = ScheduleTicker.Config.of(options);
+        this.schedules = new ScheduleFiring(builder.scheduleStore, time, tick.batchSize());
+        if (schedules.available() && !builder.manualDispatch && !tick.off()) {
+            tickerRunner = new MaintenanceRunner(new ScheduleTicker(schedules, tick), MaintenanceRunner.Config.DEFAULTS, clock);
+            tickerRunner.start();
+            schedulesChanged = tickerRunner::wake;
         } else {
-            ticker = null;
+            tickerRunner = null;
             schedulesChanged = () -> { };
         }
     }
@@ -91,10 +97,7 @@ public final class QueueEngine implements Queue {
     public static void checkOptions(QueueOptions options) {
         InvalidInputException.requireNonNull(options, "options", "QueueOptions, for example QueueOptions.defaults()");
         new InputRules(options).checkOptions(options);
-        Duration tick = options.scheduleTickInterval();
-        if (tick == null || tick.isNegative() || tick.compareTo(Duration.ofHours(1)) > 0) {
-            throw new InvalidInputException("scheduleTickInterval", tick, "0 (off) to 1 h");
-        }
+        ScheduleTicker.Config.of(options);
         Duration closeTimeout = options.closeTimeout();
         if (closeTimeout == null || closeTimeout.isNegative() || closeTimeout.compareTo(Duration.ofHours(1)) > 0) {
             throw new InvalidInputException("closeTimeout", closeTimeout, "0 to 1 h");
@@ -111,9 +114,11 @@ public final class QueueEngine implements Queue {
     private NamespaceService newNamespace(String name) {
         DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time, tuning.deadLetterBatch());
         SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time, mapping, schedulesChanged);
-        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time, options, subscriptions, tuning);
+        Runnable startMaintenance = rescuerRunner == null ? () -> { } : rescuerRunner::start;
+        SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time, options, subscriptions, tuning,
+                startMaintenance);
         return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,
-                tuning.rescueBatch());
+                rescuer);
     }
 
     @Override
@@ -122,9 +127,10 @@ public final class QueueEngine implements Queue {
     }
 
     /**
-     * Runs, on the calling thread, every handler of every subscription for messages due now, until nothing
-     * subscribed is due. Only for queues built with {@link Builder#manualDispatch(boolean)}; returns how many
-     * messages were handled.
+     * Runs, on the calling thread, the maintenance a threaded queue runs by itself (one batch of expired leases
+     * rescued, the due schedules fired), then every handler of every subscription for messages due now, until
+     * nothing subscribed is due. Only for queues built with {@link Builder#manualDispatch(boolean)}; returns how
+     * many messages were handled.
      */
     public int runDue() {
         calls.ensureOpen();
@@ -133,6 +139,7 @@ public final class QueueEngine implements Queue {
                     + "subscribers on their own threads");
         }
         int handled = 0;
+        rescuer.runOnce();
         if (schedules.available()) {
             schedules.fireDue(null);
         }
@@ -207,8 +214,11 @@ public final class QueueEngine implements Queue {
             log.warn("closing the queue with {} calls still running after {}; each fails with QueueClosedException if the"
                     + " store goes away under it", calls.callsInside(), options.closeTimeout());
         }
-        if (ticker != null) {
-            ticker.stop();
+        if (tickerRunner != null) {
+            tickerRunner.stop();
+        }
+        if (rescuerRunner != null) {
+            rescuerRunner.stop();
         }
         subscriptions.snapshot().forEach(SubscriberRuntime::close);
         if (onClose != null) {

@@ -13,16 +13,24 @@ import java.util.List;
 /** The schedule store of a queue and the firing of due schedules, for the ticker, {@code tick()} and {@code runDue()}. */
 final class ScheduleFiring {
 
-    static final int FIRE_BATCH = 500;
     private static final SchedulePlanner PLANNER = new SchedulePlanner();
 
     private final ScheduleStore store;
     private final Clock time;
+    private final int batchSize;
 
-    /** @param store null for an adapter built without one: schedules are then unsupported */
-    ScheduleFiring(ScheduleStore store, Clock time) {
+    /**
+     * @param store     null for an adapter built without one: schedules are then unsupported
+     * @param batchSize due schedules fired per store call at most
+     */
+    ScheduleFiring(ScheduleStore store, Clock time, int batchSize) {
         this.store = store;
         this.time = time;
+        this.batchSize = batchSize;
+    }
+
+    int batchSize() {
+        return batchSize;
     }
 
     boolean available() {
@@ -42,9 +50,14 @@ final class ScheduleFiring {
         List<FiredMessage> fired = new ArrayList<>();
         List<FiredMessage> batch;
         do {
-            batch = store().scheduleFireDue(new FireCommand(namespace, FIRE_BATCH, time.commandTime(), PLANNER));
+            batch = fireBatch(namespace);
             fired.addAll(batch);
-        } while (batch.size() >= FIRE_BATCH);
+        } while (batch.size() >= batchSize);
         return fired;
+    }
+
+    /** Fires one batch of due schedules of a namespace (of all when null). */
+    List<FiredMessage> fireBatch(String namespace) {
+        return store().scheduleFireDue(new FireCommand(namespace, batchSize, time.commandTime(), PLANNER));
     }
 }

@@ -34,8 +34,13 @@ final class SubscriberRuntime implements Subscription {
     private static final Logger log = LoggerFactory.getLogger(SubscriberRuntime.class);
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
-    /** What a subscription needs of its queue besides its namespace. */
-    record Environment(WakeUps wakeUps, Clock clock, QueueOptions options, Subscriptions subscriptions, Tuning tuning) {
+    /**
+     * What a subscription needs of its queue besides its namespace.
+     *
+     * @param startMaintenance starts the queue's rescue of expired leases, which runs once anything subscribes
+     */
+    record Environment(WakeUps wakeUps, Clock clock, QueueOptions options, Subscriptions subscriptions, Tuning tuning,
+                       Runnable startMaintenance) {
     }
 
     private final NamespaceService namespace;
@@ -78,6 +83,7 @@ final class SubscriberRuntime implements Subscription {
             handlerRun = new HandlerRun(namespace, subscriber, options, held, null);
             return;
         }
+        environment.startMaintenance().run();
         Tuning tuning = environment.tuning();
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
         acks = new AckBatcher(namespace.name(), namespace::ackLeases, tuning.ackBatch(), tuning.ackDelay(),
@@ -103,13 +109,20 @@ final class SubscriberRuntime implements Subscription {
         }
     }
 
+    /** Its dispatcher claims now, if it belongs to that namespace. */
+    void wakeIfIn(String namespaceName) {
+        Dispatcher loop = dispatcher;
+        if (loop != null && namespace.name().equals(namespaceName)) {
+            loop.wake();
+        }
+    }
+
     /** Runs due messages on the calling thread until none is due; for manual dispatch. */
     int drainDue() {
         if (!running) {
             return 0;
         }
         int handled = 0;
-        namespace.rescueIfDue();
         while (running) {
             List<Delivery> claimed = namespace.claim(topics, worker, Math.min(environment.tuning().maxClaim(), subscriber.concurrency()), lease);
             if (claimed.isEmpty()) {

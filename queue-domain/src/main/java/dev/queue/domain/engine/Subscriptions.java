@@ -25,6 +25,13 @@ final class Subscriptions {
         running.remove(runtime);
     }
 
+    /** Wakes the dispatchers of a namespace's subscriptions, so they claim at once what became due there. */
+    void wake(String namespace) {
+        for (SubscriberRuntime runtime : running) {
+            runtime.wakeIfIn(namespace);
+        }
+    }
+
     List<SubscriberRuntime> snapshot() {
         return List.copyOf(running);
     }

@@ -17,18 +17,15 @@ import java.time.Duration;
  * @param maxUnrecordedAcks claims pause while this many acknowledgements wait unrecorded: one full call being written
  *                          and one behind it. More only happens when the database records slower than handlers finish;
  *                          claiming on would make every acknowledgement wait longer, until they outlive their leases
- * @param rescueBatch       expired leases made pending again (or dead) by one rescue call at most
  * @param deadLetterBatch   dead letters redriven or purged by one store call at most: a whole topic's go batch by batch
  */
-record Tuning(int maxClaim, Duration claimLinger, int ackBatch, Duration ackDelay, int maxUnrecordedAcks, int rescueBatch,
-              int deadLetterBatch) {
+record Tuning(int maxClaim, Duration claimLinger, int ackBatch, Duration ackDelay, int maxUnrecordedAcks, int deadLetterBatch) {
 
-    static final Tuning DEFAULTS = new Tuning(100, Duration.ofMillis(2), 500, Duration.ofMillis(5), 1_000, 1_000, 1_000);
+    static final Tuning DEFAULTS = new Tuning(100, Duration.ofMillis(2), 500, Duration.ofMillis(5), 1_000, 1_000);
 
     Tuning {
         positive("maxClaim", maxClaim);
         positive("ackBatch", ackBatch);
-        positive("rescueBatch", rescueBatch);
         positive("deadLetterBatch", deadLetterBatch);
         if (maxUnrecordedAcks < ackBatch) {
             throw new InvalidInputException("maxUnrecordedAcks", maxUnrecordedAcks, "at least ackBatch (" + ackBatch + ")");

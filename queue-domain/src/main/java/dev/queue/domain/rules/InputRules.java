@@ -5,6 +5,7 @@ import dev.queue.api.InvalidInputException;
 import dev.queue.api.InvalidNameException;
 import dev.queue.api.InvalidPayloadException;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.Subscriber;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -237,6 +238,27 @@ public final class InputRules {
     public void limit(int limit) {
         if (limit < 1 || limit > MAX_PULL_LIMIT) {
             throw new InvalidInputException("limit", limit, "1 to " + MAX_PULL_LIMIT);
+        }
+    }
+
+    /**
+     * Every property of a subscriber, checked together when it subscribes; {@code worker} is its worker name, or the
+     * default one when it names none.
+     */
+    public void subscriber(Subscriber<?> subscriber, String worker) {
+        if (subscriber == null) {
+            throw new InvalidInputException("subscriber", null, "a Subscriber");
+        }
+        topics(subscriber.topics());
+        concurrency(subscriber.concurrency());
+        lease("lease", subscriber.lease());
+        shutdownTimeout(subscriber.shutdownTimeout());
+        if (subscriber.backoff() != null) {
+            backoff("retry", subscriber.backoff());
+        }
+        worker(worker);
+        if (subscriber.handler() == null) {
+            throw new InvalidInputException("handler", null, "a handler");
         }
     }
 
