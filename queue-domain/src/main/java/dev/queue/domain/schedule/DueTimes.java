@@ -10,6 +10,7 @@ import dev.queue.api.InvalidInputException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
@@ -23,6 +24,7 @@ public abstract class DueTimes {
     private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
     private static final CronParser WITH_SECONDS = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING));
     private static final Duration ONE_MICRO = Duration.ofNanos(1000);
+    private static final ZonedDateTime PROBE = ZonedDateTime.of(2000, 1, 1, 0, 0, 0, 0, ZoneOffset.UTC);
 
     final Instant startAt;
     final Instant endAt;
@@ -59,9 +61,12 @@ public abstract class DueTimes {
         try {
             Cron cron = parser.parse(expression.trim());
             cron.validate();
+            // cron-utils accepts some expressions it cannot evaluate (a range with an empty step, a backward month
+            // range with a step, '?' in a list) and only fails, with its own exceptions, when asked for a time.
+            ExecutionTime.forCron(cron).nextExecution(PROBE);
             return cron;
-        } catch (IllegalArgumentException e) {
-            throw new InvalidInputException("cron", expression, "a valid " + fields.length + "-field cron expression (" + e.getMessage() + ")");
+        } catch (RuntimeException e) {
+            throw new InvalidInputException("cron", expression, "a valid " + fields.length + "-field cron expression (" + (e.getMessage() != null ? e.getMessage() : e.toString()) + ")");
         }
     }
 

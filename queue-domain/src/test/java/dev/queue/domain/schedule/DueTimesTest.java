@@ -39,6 +39,15 @@ class DueTimesTest {
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("cron");
     }
 
+    /** cron-utils parses these, then fails with its own exceptions when asked for a time: refused up front instead. */
+    @ParameterizedTest
+    @ValueSource(strings = {"1-5/ * * * *", "0 0 * * 1#", "0 0 0 * * 5-1/2", "0 0 0 1,? * *", "0 0 0 * 12-1/2 *",
+            "0|1 0|1|2 * * *"})
+    void rejectsExpressionsTheCronLibraryParsesButCannotEvaluate(String expression) {
+        assertThatThrownBy(() -> DueTimes.cron(expression, ZoneOffset.UTC, null, null).firstEver())
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining(expression);
+    }
+
     @Test
     void rejectsWrongFieldCountSayingHowMany() {
         assertThatThrownBy(() -> DueTimes.cron("* * * *", ZoneOffset.UTC, null, null)).hasMessageContaining("has 4")
