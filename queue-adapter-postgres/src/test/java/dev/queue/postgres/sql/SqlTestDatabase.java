@@ -145,11 +145,16 @@ final class SqlTestDatabase implements AutoCloseable {
 
     /** The content of every table the functions write, to show that a refused call changed nothing. */
     Map<String, String> footprint() {
-        Map<String, String> contents = new LinkedHashMap<>();
+        StringBuilder sql = new StringBuilder();
         for (String table : List.of("messages", "dead_letters", "completed_messages", "completed_counters", "topics",
                 "schedules", "queue_policies", "audit_log")) {
-            contents.put(table, (String) value("SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '')"
-                    + " FROM queue." + table + " t"));
+            sql.append(sql.length() == 0 ? "" : " UNION ALL ").append("SELECT '").append(table)
+                    .append("' AS name, count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS content FROM queue.")
+                    .append(table).append(" t");
+        }
+        Map<String, String> contents = new LinkedHashMap<>();
+        for (Map<String, Object> row : rows(sql.toString())) {
+            contents.put((String) row.get("name"), (String) row.get("content"));
         }
         return contents;
     }
