@@ -1253,10 +1253,16 @@ BEGIN
         PERFORM "${schema}"._invalid('p_every_interval', (s.interval_micros * interval '1 microsecond')::text,
             '1 s to 365 days');
     END IF;
-    IF s.time_zone IS NULL OR NOT EXISTS (SELECT 1 FROM pg_timezone_names z WHERE z.name = s.time_zone) THEN
-        PERFORM "${schema}"._invalid('p_timezone', "${schema}"._shown(s.time_zone),
-            'a time zone name such as UTC or Europe/Paris');
+    -- the zone must be one java.time reads (the Java engine reads the row too): cron_next_run checks it so
+    IF s.time_zone IS NULL THEN
+        PERFORM "${schema}"._invalid('p_timezone', 'null', 'a time zone ID such as UTC, Europe/Paris or +02:00');
     END IF;
+    BEGIN
+        PERFORM "${schema}".cron_next_run('0 0 1 1 *', s.time_zone, statement_timestamp());
+    EXCEPTION WHEN SQLSTATE 'QU001' THEN
+        PERFORM "${schema}"._invalid('p_timezone', "${schema}"._shown(s.time_zone),
+            'a time zone ID such as UTC, Europe/Paris or +02:00');
+    END;
     IF s.start_at IS NOT NULL THEN
         PERFORM "${schema}"._check_instant('p_start_at', s.start_at);
     END IF;
@@ -1288,10 +1294,10 @@ BEGIN
     IF s.cron IS NOT NULL THEN
         BEGIN
             PERFORM "${schema}".cron_next_run(s.cron, s.time_zone, statement_timestamp());
-        EXCEPTION WHEN OTHERS THEN
+        EXCEPTION WHEN SQLSTATE 'QU001' THEN
             GET STACKED DIAGNOSTICS v_text = MESSAGE_TEXT;
-            PERFORM "${schema}"._invalid('p_cron_expression', "${schema}"._shown(s.cron),
-                'a cron expression of 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first): ' || v_text);
+            RAISE EXCEPTION USING ERRCODE = 'QU001', MESSAGE = replace(v_text, 'p_expression', 'p_cron_expression'),
+                COLUMN = 'p_cron_expression';
         END;
     END IF;
     IF "${schema}"._schedule_next_after(s, coalesce(s.start_at - interval '1 microsecond', timestamptz 'epoch')) IS NULL THEN

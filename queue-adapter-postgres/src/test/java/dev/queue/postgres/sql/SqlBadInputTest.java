@@ -104,7 +104,7 @@ class SqlBadInputTest {
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_cron_expression := '* * * * *', p_every_interval := '1 hour') | QU001 | exactly one of p_cron_expression and p_every_interval
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '0.5 seconds') | QU001 | invalid p_every_interval: expected 1 s to 365 days, got: 00:00:00.5
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '366 days') | QU001 | invalid p_every_interval
-            SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '1 hour', p_timezone := 'Mars/Base') | QU001 | invalid p_timezone: expected a time zone name such as UTC or Europe/Paris, got: "Mars/Base"
+            SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '1 hour', p_timezone := 'Mars/Base') | QU001 | invalid p_timezone: expected a time zone ID such as UTC, Europe/Paris or +02:00, got: "Mars/Base"
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '1 hour', p_start_at := '2031-01-02Z', p_end_at := '2031-01-01Z') | QU001 | invalid p_end_at: expected an instant after p_start_at
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '1 hour', p_start_at := '1960-01-01Z') | QU001 | invalid p_start_at
             SELECT queue.create_schedule('acme', 's', 'data', '{}', p_every_interval := '1 day', p_start_at := '2031-01-01Z', p_end_at := '2030-12-31Z') | QU001 | invalid p_end_at

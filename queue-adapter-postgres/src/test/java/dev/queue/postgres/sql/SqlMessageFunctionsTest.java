@@ -499,4 +499,21 @@ class SqlMessageFunctionsTest {
             assertThat(received[0].getParameter()).isEqualTo(ns + "/loud");
         }
     }
+
+    @Test
+    void aNackWithoutDelayWaitsTheQueuePolicysBackoffForTheAttempt() {
+        String ns = newNamespace();
+        db.rows("SELECT * FROM queue.set_queue_policy(?, 'q', p_backoff_base := '10 seconds', p_backoff_cap := '1 hour',"
+                + " p_backoff_multiplier := 3, p_backoff_jitter := 0)", ns);
+        long id = push(ns, "q", "{}");
+        pull(ns, "q");
+        db.rows("SELECT queue.nack(?, ?, p_delay := '0 seconds')", ns, id);
+        pull(ns, "q");
+
+        Map<String, Object> nacked = db.rows("SELECT queue.nack(?, ?, 'again') AS nacked, statement_timestamp() AS at", ns, id).get(0);
+
+        assertThat(nacked.get("nacked")).isEqualTo(true);
+        // attempt 2 failed: 10 s * 3^(2-1)
+        assertThat(db.value("SELECT run_at FROM queue.inspect(?, ?)", ns, id)).isEqualTo(((OffsetDateTime) nacked.get("at")).plusSeconds(30));
+    }
 }

@@ -146,4 +146,27 @@ class SqlScheduleTest {
             assertThat(info.nextRunAt()).isEqualTo(((OffsetDateTime) fired.get(0).get("next_run_at")).toInstant());
         }
     }
+
+    @Test
+    void aCronScheduleFiresItsLatestDueTimeInItsZoneAndRejectsAnExpressionThatNeverMatches() {
+        assertThat(db.value("SELECT queue.create_schedule('cron', 'report', 'reports', '{}', p_cron_expression := '0 9 * * *',"
+                + " p_timezone := 'Europe/Paris')")).isEqualTo("created");
+        OffsetDateTime next = (OffsetDateTime) db.value("SELECT next_run_at FROM queue.list_schedules('cron')");
+        assertThat(next.atZoneSameInstant(java.time.ZoneId.of("Europe/Paris")).toLocalTime()).isEqualTo(java.time.LocalTime.of(9, 0));
+        db.rows("UPDATE queue.schedules SET next_run_at = next_run_at - interval '3 days' WHERE namespace = 'cron'");
+
+        List<Map<String, Object>> fired = db.rows("SELECT * FROM queue.tick_schedules('cron')");
+
+        assertThat(fired).singleElement().satisfies(row -> {
+            assertThat(row.get("due_at")).isEqualTo(next.minusDays(1));
+            assertThat(row.get("next_run_at")).isEqualTo(next);
+        });
+        assertThat(db.error("SELECT queue.create_schedule('cron', 'never', 'q', '{}', p_cron_expression := '0 0 31 2 *')")
+                .getServerErrorMessage().getMessage())
+                .isEqualTo("invalid p_cron_expression: expected an expression that matches at least one time, but it never does,"
+                        + " got: \"0 0 31 2 *\"");
+        assertThat(db.error("SELECT queue.create_schedule('cron', 'short', 'q', '{}', p_cron_expression := '*/5 * * *')").getSQLState())
+                .isEqualTo("QU001");
+        assertThat(db.count("SELECT count(*) FROM queue.schedules WHERE namespace = 'cron'")).isEqualTo(1);
+    }
 }
