@@ -43,7 +43,8 @@ final class SchemaMigrator {
             new Migration(5, "hot_table_fillfactor"),
             new Migration(6, "identifier_collation"),
             new Migration(7, "hot_table_no_truncate"),
-            new Migration(8, "sql_rules"));
+            new Migration(8, "sql_rules"),
+            new Migration(9, "sql_api"));
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 

@@ -1,0 +1,103 @@
+package dev.queue.postgres.sql;
+
+import dev.queue.api.MessageId;
+import dev.queue.api.QueueOptions;
+import dev.queue.api.Subscriber;
+import dev.queue.api.Subscription;
+import dev.queue.postgres.PostgresNamespace;
+import dev.queue.postgres.PostgresQueue;
+import dev.queue.postgres.PostgresQueueConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The same queue from two languages: psql pushes for a Java subscriber, Java publishes for SQL. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SqlMixedLanguageTest {
+
+    private SqlTestDatabase db;
+
+    @BeforeAll
+    void createDatabase() {
+        db = SqlTestDatabase.create("sqlmixed");
+    }
+
+    @AfterAll
+    void dropDatabase() {
+        db.close();
+    }
+
+    /**
+     * The subscriber sweeps only once an hour, so within the wait below only the NOTIFY of the psql push can wake
+     * it (after its first, empty claim at start).
+     */
+    @Test
+    void aMessagePushedWithPsqlIsHandledByAJavaSubscriberWokenByNotify() throws Exception {
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SqlTestDatabase.SCHEMA).listen(true)
+                .queueOptions(QueueOptions.defaults().sweepInterval(Duration.ofHours(1)));
+        List<String> handled = new CopyOnWriteArrayList<>();
+        try (PostgresQueue queue = PostgresQueue.create(db.dataSource, db.dataSource, config);
+             Subscription subscription = queue.namespace("acme").subscribe(Subscriber.on("email")
+                     .handleDelivery((delivery, ctx) -> handled.add(delivery.id().value() + " " + delivery.json())))) {
+            assertThat(subscription).isNotNull();
+
+            String output = psql("SELECT queue.push('acme', 'email', '{\"to\": \"alice@example.com\"}')");
+            long id = Long.parseLong(output.strip());
+
+            await().atMost(30, TimeUnit.SECONDS).until(() -> handled.contains(id + " {\"to\": \"alice@example.com\"}"));
+            await().atMost(30, TimeUnit.SECONDS).until(() -> db.count("SELECT completed FROM queue.get_stats('acme')") == 1);
+        }
+    }
+
+    @Test
+    void aMessagePublishedFromJavaIsPulledAckedAndCountedFromSql() {
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SqlTestDatabase.SCHEMA).listen(false);
+        MessageId id;
+        try (PostgresQueue queue = PostgresQueue.create(db.dataSource, config)) {
+            PostgresNamespace shop = queue.namespace("shop");
+            id = shop.publish("order.paid", Map.of("order", "o-1"));
+        }
+
+        List<Map<String, Object>> pulled = db.rows("SELECT * FROM queue.pull('shop', 'order.paid', p_worker_id := 'python-1')");
+        assertThat(pulled).singleElement().satisfies(row -> {
+            assertThat(row.get("id")).isEqualTo(id.value());
+            assertThat(row.get("payload").toString()).isEqualTo("{\"order\":\"o-1\"}");
+            assertThat(row.get("attempts")).isEqualTo(1);
+        });
+        assertThat(db.value("SELECT queue.ack('shop', ?, ?)", id.value(), pulled.get(0).get("lease_token"))).isEqualTo(true);
+        assertThat(db.rows("SELECT * FROM queue.get_stats('shop')")).extracting(r -> r.values().toString())
+                .containsExactly("[1, 0, 0, 1, 0, 1]");
+
+        try (PostgresQueue queue = PostgresQueue.create(db.dataSource, config)) {
+            assertThat(queue.namespace("shop").stats().completed()).isEqualTo(1);
+        }
+    }
+
+    /** Runs the real psql client against the test database and returns what it printed (tuples only, unaligned). */
+    private String psql(String sql) throws IOException, InterruptedException {
+        Map<String, String> parts = db.connectionParts();
+        ProcessBuilder builder = new ProcessBuilder("psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1",
+                "-h", parts.get("host"), "-p", parts.get("port"), "-U", parts.get("user"), "-d", parts.get("dbname"), "-c", sql);
+        if (parts.containsKey("password")) {
+            builder.environment().put("PGPASSWORD", parts.get("password"));
+        }
+        builder.redirectErrorStream(true);
+        Process process = builder.start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        return output;
+    }
+}
