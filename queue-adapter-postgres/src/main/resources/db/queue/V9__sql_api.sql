@@ -290,8 +290,8 @@ $$;
 
 -- ------------------------------------------------------------------ policies
 
--- The policy in force for a queue: its own row, else its namespace's '*' row, else the '*' '*' row, else the
--- Java defaults.
+-- The policy in force for a queue: its own row, else its namespace's '*' row, else the row of that queue in every
+-- namespace ('*', queue: what a Java queue's per-topic options write), else the '*' '*' row, else the Java defaults.
 CREATE FUNCTION "${schema}".get_queue_policy(p_namespace text, p_queue text)
 RETURNS "${schema}".queue_policies
 LANGUAGE plpgsql STABLE AS $$
@@ -300,8 +300,7 @@ DECLARE
 BEGIN
     SELECT p.* INTO v_policy
     FROM "${schema}".queue_policies p
-    WHERE (p.namespace = p_namespace AND p.queue IN (p_queue, '*'))
-       OR (p.namespace = '*' AND p.queue = '*')
+    WHERE p.namespace IN (p_namespace, '*') AND p.queue IN (p_queue, '*')
     ORDER BY (p.namespace = '*'), (p.queue = '*')
     LIMIT 1;
     IF NOT FOUND THEN
@@ -312,8 +311,9 @@ BEGIN
 END
 $$;
 
--- Creates or changes the policy of a queue ('*': every queue of the namespace). Parameters left null keep their
--- current value (the default for a new row). Returns the stored row.
+-- Creates or changes the policy of a queue ('*' as queue: every queue of the namespace, '*' as namespace: that queue
+-- in every namespace). Parameters left null keep their current value (the default for a new row). Returns the
+-- stored row.
 CREATE FUNCTION "${schema}".set_queue_policy(
     p_namespace text, p_queue text,
     p_max_attempts integer DEFAULT NULL, p_backoff_base interval DEFAULT NULL, p_backoff_cap interval DEFAULT NULL,
@@ -331,9 +331,6 @@ BEGIN
     END IF;
     IF p_queue IS DISTINCT FROM '*' THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
-    END IF;
-    IF p_namespace = '*' AND p_queue <> '*' THEN
-        PERFORM "${schema}"._invalid('p_queue', "${schema}"._shown(p_queue), '''*'' when the namespace is ''*''');
     END IF;
     SELECT * INTO v_old FROM "${schema}".queue_policies WHERE namespace = p_namespace AND queue = p_queue FOR UPDATE;
     IF NOT FOUND THEN

@@ -168,6 +168,7 @@ public final class PostgresQueue implements Queue {
             } else {
                 SchemaMigrator.verify(sessions, schema);
             }
+            QueuePolicies.write(new Sessions(sessions), config.queueOptions(), config.completedRetention());
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);

@@ -1,5 +1,6 @@
 package dev.queue.postgres.sql;
 
+import dev.queue.api.Backoff;
 import dev.queue.api.Delivery;
 import dev.queue.api.MessageId;
 import dev.queue.api.Outcome;
@@ -123,6 +124,28 @@ class SqlMixedLanguageTest {
             assertThat(archive.ack(second)).isEqualTo(Outcome.ACKED);
             assertThat(db.value("SELECT published_by FROM queue.completed_messages WHERE id = ?", id)).isEqualTo("alice");
         }
+    }
+
+    /** A Java queue's options become the policy SQL callers follow: max attempts and each topic's backoff. */
+    @Test
+    void aJavaQueuesOptionsAreThePolicySqlCallersFollow() {
+        QueueOptions options = QueueOptions.defaults().defaultMaxAttempts(3).backoff("slow", Backoff.fixed(Duration.ofSeconds(7)));
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SqlTestDatabase.SCHEMA).listen(false).queueOptions(options);
+        try (PostgresQueue queue = PostgresQueue.create(db.dataSource, config)) {
+            assertThat(queue).isNotNull();
+        }
+
+        assertThat(db.rows("SELECT max_attempts, backoff_base::text, backoff_jitter FROM queue.get_queue_policy('policies', 'slow')"))
+                .extracting(r -> r.values().toString()).containsExactly("[3, 00:00:07, 0.0]");
+        assertThat(db.rows("SELECT max_attempts, backoff_base::text, backoff_cap::text, backoff_jitter FROM queue.get_queue_policy('policies', 'fast')"))
+                .extracting(r -> r.values().toString()).containsExactly("[3, 00:00:01, 01:00:00, 0.2]");
+
+        long id = ((Number) db.value("SELECT queue.push('policies', 'slow', '{}')")).longValue();
+        assertThat(db.value("SELECT max_attempts FROM queue.messages WHERE id = ?", id)).isEqualTo(3);
+        Object token = db.rows("SELECT lease_token FROM queue.pull('policies', 'slow')").get(0).get("lease_token");
+        assertThat(db.value("SELECT queue.nack('policies', ?, p_error := 'later', p_lease_token := ?)", id, token)).isEqualTo(true);
+        assertThat(db.value("SELECT run_at - statement_timestamp() BETWEEN interval '6 seconds' AND interval '7 seconds' "
+                + "FROM queue.messages WHERE id = ?", id)).as("due after the topic's fixed 7 s backoff").isEqualTo(true);
     }
 
     /**

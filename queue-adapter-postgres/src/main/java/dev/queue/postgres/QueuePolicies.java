@@ -1,0 +1,54 @@
+package dev.queue.postgres;
+
+import dev.queue.api.Backoff;
+import dev.queue.api.QueueOptions;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Writes a queue's options as the policy the SQL functions apply to callers that pass no decision of their own
+ * ({@code nack} without a delay, rescue, {@code push} without max attempts), so a message retried from psql waits
+ * what a Java subscriber's failure would. The defaults become the policy of every queue of every namespace
+ * ({@code '*'}, {@code '*'}), each per-topic backoff that of its topic in every namespace. Policies set for one
+ * namespace from SQL take precedence and are left alone. Processes started with different options overwrite each
+ * other's rows: the last one started wins.
+ */
+final class QueuePolicies {
+
+    static final String EVERY = "*";
+
+    private QueuePolicies() {
+    }
+
+    /** Returns how many policy rows were written; none when the schema predates the policies. */
+    static int write(Sessions sessions, QueueOptions options, CompletedRetention retention) {
+        return sessions.inTransaction("writing the queue policies", session -> {
+            if (!Boolean.TRUE.equals(session.<Boolean>selectOne("queue.policiesPresent"))) {
+                return 0;
+            }
+            boolean archive = retention == CompletedRetention.ARCHIVE;
+            session.selectOne("queue.writePolicy", row(EVERY, options, options.defaultBackoff(), archive));
+            int written = 1;
+            for (Map.Entry<String, Backoff> topic : options.topicBackoffs().entrySet()) {
+                session.selectOne("queue.writePolicy", row(topic.getKey(), options, topic.getValue(), archive));
+                written++;
+            }
+            return written;
+        });
+    }
+
+    private static Map<String, Object> row(String topic, QueueOptions options, Backoff backoff, boolean archive) {
+        Map<String, Object> row = new HashMap<>();
+        row.put("namespace", EVERY);
+        row.put("topic", topic);
+        row.put("maxAttempts", options.defaultMaxAttempts());
+        row.put("baseMicros", backoff.base().toNanos() / 1000);
+        row.put("capMicros", backoff.cap().toNanos() / 1000);
+        row.put("multiplier", backoff.multiplier());
+        row.put("jitter", backoff.jitter());
+        row.put("maxPayloadBytes", options.maxPayloadBytes());
+        row.put("archive", archive);
+        return row;
+    }
+}
