@@ -106,6 +106,14 @@ public final class EndToEnd implements Callable<Integer> {
             + "(PostgresQueueConfig.durableAcknowledgements) and in the ceiling alike; by default neither waits")
     boolean durableAcks;
 
+    @Option(names = "--hold-horizon-at", description = "seconds into the measured window at which a transaction of the bench's "
+            + "own starts pinning the vacuum horizon (with --hold-horizon-for); the JSON line then reports throughput and p99 "
+            + "before, during and after the hold, and the dead row versions when it ends")
+    Integer holdHorizonAt;
+
+    @Option(names = "--hold-horizon-for", description = "seconds the horizon stays pinned (with --hold-horizon-at)")
+    Integer holdHorizonFor;
+
     @Option(names = "--timeseries", description = "write per-second throughput, latency and the CPU share stolen by the host to this CSV file")
     Path timeseries;
 
@@ -130,6 +138,12 @@ public final class EndToEnd implements Callable<Integer> {
         if (warmupSeconds < 0 || warmupMaxSeconds < warmupSeconds) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--warmup must be 0 or more and --warmup-max at least "
                     + "--warmup, got --warmup " + warmupSeconds + " and --warmup-max " + warmupMaxSeconds);
+        }
+        if ((holdHorizonAt == null) != (holdHorizonFor == null) || (holdHorizonAt != null
+                && (holdHorizonAt < 1 || holdHorizonFor < 1 || holdHorizonAt + holdHorizonFor >= durationSeconds))) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--hold-horizon-at and --hold-horizon-for go together, "
+                    + "each 1 or more, ending before the measured --duration, got " + holdHorizonAt + " and " + holdHorizonFor
+                    + " with --duration " + durationSeconds);
         }
         int producerThreads = producers != null ? producers : (bulk ? 4 : 16);
         try (BenchDatabase db = BenchDatabase.open(databaseUrl)) {
@@ -187,13 +201,15 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"offered_rate_per_s\":%d,\"backlog\":%d,\"producers\":%d,\"replicas\":%d,\"concurrency\":%d,"
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
-                            + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"postgres_version\":\"%s\"}",
+                            + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
+                            + "\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
-                    durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), version.replace("\"", ""));
+                    durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson,
+                    version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -206,7 +222,7 @@ public final class EndToEnd implements Callable<Integer> {
      */
     private record Result(long handled, long published, double throughput, double firstMinute, double lastMinute,
                           List<Double> minuteMeans, double steal, List<Double> minuteSteal, List<Double> minuteProbe,
-                          double warmupSeconds, List<Double> minuteJitMillis) {
+                          double warmupSeconds, List<Double> minuteJitMillis, String holdJson) {
     }
 
     private static String jsonArray(List<Double> values) {
@@ -269,6 +285,10 @@ public final class EndToEnd implements Callable<Integer> {
             long jitLastMinute = jit.compileMillis();
             List<Double> minuteJit = new ArrayList<>();
             latency.reset();
+            HorizonHold hold = holdHorizonAt == null ? null : new HorizonHold(db, SCHEMA, holdHorizonAt, holdHorizonFor);
+            if (hold != null) {
+                resources.add(0, hold);
+            }
             long startHandled = handled.get();
             long startPublished = published.get();
             long start = System.nanoTime();
@@ -298,6 +318,9 @@ public final class EndToEnd implements Callable<Integer> {
                     double steal = cpu == null || cpuLastSecond == null ? -1 : cpu.stealPercentSince(cpuLastSecond);
                     cpuLastSecond = cpu;
                     perSecond.add((double) (now - last));
+                    if (hold != null) {
+                        hold.secondDone(second, now - last, h);
+                    }
                     if (second % 60 == 0) {
                         minuteMeans.add(perSecond.subList(second - 60, second).stream().mapToDouble(Double::doubleValue).average().orElse(0));
                         minuteSteal.add(cpu == null || cpuLastMinute == null ? -1 : cpu.stealPercentSince(cpuLastMinute));
@@ -340,7 +363,7 @@ public final class EndToEnd implements Callable<Integer> {
                     .average().orElse(0);
             probe.close();
             return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
-                    minuteSteal, minuteProbe, warmedUp, minuteJit);
+                    minuteSteal, minuteProbe, warmedUp, minuteJit, hold == null ? "null" : hold.json());
         } finally {
             for (AutoCloseable resource : resources) {
                 try {
@@ -490,7 +513,7 @@ public final class EndToEnd implements Callable<Integer> {
         }
     }
 
-    private static void log(String format, Object... args) {
+    static void log(String format, Object... args) {
         System.err.println(String.format(Locale.ROOT, format, args));
     }
 }
