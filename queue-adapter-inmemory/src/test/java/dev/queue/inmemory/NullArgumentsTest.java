@@ -20,6 +20,10 @@ import dev.queue.api.Schedule;
 import dev.queue.api.Schedules;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import dev.queue.api.observation.HandleObservation;
+import dev.queue.api.observation.PublishEvent;
+import dev.queue.api.observation.PublishObservation;
+import dev.queue.api.observation.QueueInterceptor;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.testkit.NullArgumentSweep;
 import org.junit.jupiter.api.AfterEach;
@@ -104,6 +108,11 @@ class NullArgumentsTest {
                 .sample(ManualClock.class, () -> new ManualClock(START))
                 .sample(Runnable.class, () -> () -> { })
                 .sample(Throwable.class, () -> new IllegalStateException("a cause"))
+                .sample(RuntimeException.class, () -> new IllegalStateException("a failure"))
+                .sample(QueueInterceptor.class, () -> new QueueInterceptor() { })
+                .sample(PublishEvent.class, () -> new PublishEvent("n", List.of(Message.to("t")), false))
+                .sample(PublishObservation.class, () -> new PublishObservation() { })
+                .sample(HandleObservation.class, () -> new HandleObservation() { })
                 .instance(NamespaceStats.class, () -> new NamespaceStats("n", 0, 0, 0, 0, Map.of()))
                 .instance(Subscription.class, () -> queue().namespace("n").subscribe(Subscriber.on("t").handleDelivery((d, c) -> { })))
                 .instance(InMemoryQueue.class, this::queue)

@@ -1,8 +1,12 @@
 package dev.queue.api;
 
+import dev.queue.api.observation.QueueInterceptor;
+
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -27,10 +31,11 @@ public final class QueueOptions {
     private final PayloadCodec codec;
     private final Duration scheduleTickInterval;
     private final Duration closeTimeout;
+    private final List<QueueInterceptor> interceptors;
 
     private QueueOptions(int defaultMaxAttempts, int maxPayloadBytes, Backoff defaultBackoff,
                          Map<String, Backoff> topicBackoffs, Duration sweepInterval, PayloadCodec codec,
-                         Duration scheduleTickInterval, Duration closeTimeout) {
+                         Duration scheduleTickInterval, Duration closeTimeout, List<QueueInterceptor> interceptors) {
         this.defaultMaxAttempts = defaultMaxAttempts;
         this.maxPayloadBytes = maxPayloadBytes;
         this.defaultBackoff = defaultBackoff;
@@ -39,24 +44,25 @@ public final class QueueOptions {
         this.codec = codec;
         this.scheduleTickInterval = scheduleTickInterval;
         this.closeTimeout = closeTimeout;
+        this.interceptors = interceptors;
     }
 
     /** Max attempts 20, payloads up to 1 MiB, backoff 1 s doubling to 1 h with 20% jitter, sweep every second. */
     public static QueueOptions defaults() {
         return new QueueOptions(DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD_BYTES, Backoff.DEFAULT, Map.of(),
-                DEFAULT_SWEEP_INTERVAL, null, DEFAULT_SCHEDULE_TICK_INTERVAL, DEFAULT_CLOSE_TIMEOUT);
+                DEFAULT_SWEEP_INTERVAL, null, DEFAULT_SCHEDULE_TICK_INTERVAL, DEFAULT_CLOSE_TIMEOUT, List.of());
     }
 
     public QueueOptions defaultMaxAttempts(int value) {
-        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
+        return new QueueOptions(value, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     public QueueOptions maxPayloadBytes(int value) {
-        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
+        return new QueueOptions(defaultMaxAttempts, value, defaultBackoff, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     public QueueOptions defaultBackoff(Backoff value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, value, topicBackoffs, sweepInterval, codec, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     /** The backoff used by {@link Namespace#nack(Delivery, String)} and subscribers of this topic. */
@@ -64,7 +70,7 @@ public final class QueueOptions {
         Map<String, Backoff> copy = new HashMap<>(topicBackoffs);
         copy.put(InvalidInputException.requireNonNull(topic, "backoff topic", "a topic name"), value);
         return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, Collections.unmodifiableMap(copy),
-                sweepInterval, codec, scheduleTickInterval, closeTimeout);
+                sweepInterval, codec, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     /**
@@ -72,12 +78,12 @@ public final class QueueOptions {
      * make delivery prompt; the sweep only bounds the delay when a wake-up is lost.
      */
     public QueueOptions sweepInterval(Duration value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec, scheduleTickInterval, closeTimeout);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, value, codec, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     /** Null: the adapter's default (Jackson). */
     public QueueOptions codec(PayloadCodec value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value, scheduleTickInterval, closeTimeout);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, value, scheduleTickInterval, closeTimeout, interceptors);
     }
 
     /**
@@ -85,7 +91,7 @@ public final class QueueOptions {
      * automatic ticking off, for those who call {@link Schedules#tick()} themselves.
      */
     public QueueOptions scheduleTickInterval(Duration value) {
-        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, value, closeTimeout);
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec, value, closeTimeout, interceptors);
     }
 
     /**
@@ -95,7 +101,23 @@ public final class QueueOptions {
      */
     public QueueOptions closeTimeout(Duration value) {
         return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec,
-                scheduleTickInterval, value);
+                scheduleTickInterval, value, interceptors);
+    }
+
+    /**
+     * Adds an interceptor that hears of every publish, handler run and maintenance event, after those added
+     * before. None by default, and then the queue does nothing extra on its hot paths.
+     */
+    public QueueOptions interceptor(QueueInterceptor value) {
+        List<QueueInterceptor> copy = new ArrayList<>(interceptors);
+        copy.add(InvalidInputException.requireNonNull(value, "interceptor", "a QueueInterceptor"));
+        return new QueueOptions(defaultMaxAttempts, maxPayloadBytes, defaultBackoff, topicBackoffs, sweepInterval, codec,
+                scheduleTickInterval, closeTimeout, List.copyOf(copy));
+    }
+
+    /** The interceptors, in the order they were added; empty by default. */
+    public List<QueueInterceptor> interceptors() {
+        return interceptors;
     }
 
     public Duration closeTimeout() {
@@ -140,6 +162,6 @@ public final class QueueOptions {
         return "QueueOptions{defaultMaxAttempts=" + defaultMaxAttempts + ", maxPayloadBytes=" + maxPayloadBytes
                 + ", defaultBackoff=" + defaultBackoff + ", topicBackoffs=" + topicBackoffs + ", sweepInterval=" + sweepInterval
                 + ", scheduleTickInterval=" + scheduleTickInterval + ", closeTimeout=" + closeTimeout
-                + ", codec=" + (codec == null ? "the adapter's" : codec.getClass().getName()) + '}';
+                + ", interceptors=" + interceptors.size() + ", codec=" + (codec == null ? "the adapter's" : codec.getClass().getName()) + '}';
     }
 }

@@ -1,6 +1,7 @@
 package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
+import dev.queue.api.observation.HandleOutcome;
 import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
@@ -61,7 +62,8 @@ final class AckBatcher {
      * An acknowledgement, what to say if its lease turns out lost, when it arrived, and whether a store call
      * naming it failed before (its completion may then have been recorded by that call).
      */
-    record Pending(Delivery delivery, boolean completedInCallerTransaction, long arrivedNanos, boolean retried) {
+    record Pending(Delivery delivery, boolean completedInCallerTransaction, long arrivedNanos, boolean retried,
+                   Interceptors.HandleCall observed) {
     }
 
     private enum FlushResult { DONE, RETRY }
@@ -87,8 +89,9 @@ final class AckBatcher {
         this.flusher.start();
     }
 
-    void submit(Delivery delivery, boolean completedInCallerTransaction) {
-        Pending pending = new Pending(delivery, completedInCallerTransaction, System.nanoTime(), false);
+    /** @param observed the interceptors' view of the run, told its outcome once recorded; null when none listen */
+    void submit(Delivery delivery, boolean completedInCallerTransaction, Interceptors.HandleCall observed) {
+        Pending pending = new Pending(delivery, completedInCallerTransaction, System.nanoTime(), false, observed);
         lock.lock();
         try {
             if (closed) {
@@ -175,9 +178,13 @@ final class AckBatcher {
         int givenUp = 0;
         for (Pending pending : failed) {
             if (now - pending.arrivedNanos() < retryForNanos) {
-                again.add(new Pending(pending.delivery(), pending.completedInCallerTransaction(), pending.arrivedNanos(), true));
+                again.add(new Pending(pending.delivery(), pending.completedInCallerTransaction(), pending.arrivedNanos(), true,
+                        pending.observed()));
             } else {
                 givenUp++;
+                if (pending.observed() != null) {
+                    pending.observed().ended(HandleOutcome.NOT_RECORDED, null, null);
+                }
             }
         }
         if (givenUp > 0) {
@@ -243,11 +250,20 @@ final class AckBatcher {
             }
             log.warn("could not record {} acknowledgements in namespace {} while closing; those messages run again when their "
                     + "leases expire: {}", batch.size(), namespace, e.toString());
+            for (Pending pending : batch) {
+                if (pending.observed() != null) {
+                    pending.observed().ended(HandleOutcome.NOT_RECORDED, null, null);
+                }
+            }
             return FlushResult.DONE;
         }
         for (Pending pending : batch) {
             Delivery d = pending.delivery();
-            if (done.contains(d.id().value()) || pending.completedInCallerTransaction()) {
+            boolean acked = done.contains(d.id().value()) || pending.completedInCallerTransaction();
+            if (pending.observed() != null) {
+                pending.observed().ended(acked ? HandleOutcome.ACKED : HandleOutcome.LEASE_LOST, null, null);
+            }
+            if (acked) {
                 continue;
             }
             if (pending.retried()) {

@@ -7,6 +7,8 @@ import dev.queue.api.Outcome;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.Subscriber;
+import dev.queue.api.observation.HandleOutcome;
+import dev.queue.domain.port.Clock;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
 import dev.queue.domain.rules.RetryPause;
@@ -14,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -38,14 +41,20 @@ final class HandlerRun {
     /** Null in manual dispatch: acknowledgements are then recorded one by one, on the caller's thread. */
     private final AckBatcher acks;
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final Clock clock;
+    /** Null when none are registered: a run then reads no clock and allocates nothing for them. */
+    private final Interceptors interceptors;
 
-    HandlerRun(NamespaceService namespace, Subscriber<?> subscriber, QueueOptions options, Map<Long, HeldMessage> held, AckBatcher acks) {
+    HandlerRun(NamespaceService namespace, Subscriber<?> subscriber, QueueOptions options, Map<Long, HeldMessage> held, AckBatcher acks,
+               Clock clock, Interceptors interceptors) {
         this.namespace = namespace;
         this.subscriber = subscriber;
         this.lease = subscriber.lease();
         this.options = options;
         this.held = held;
         this.acks = acks;
+        this.clock = clock;
+        this.interceptors = interceptors;
     }
 
     /** Handlers running now. */
@@ -58,15 +67,22 @@ final class HandlerRun {
         Delivery delivery = entry.delivery;
         inFlight.incrementAndGet();
         HandlerContext context = new HandlerContext(delivery);
+        Interceptors.HandleCall observed = interceptors == null ? null : interceptors.handleStarting(delivery, clock.now());
         try {
             Object payload;
             try {
                 payload = subscriber.payloadType() == null ? delivery : delivery.payload(subscriber.payloadType());
             } catch (RuntimeException e) {
                 String reason = "payload cannot be decoded as " + subscriber.payloadType().getName() + ": " + e.getMessage();
+                if (observed != null) {
+                    observed.handlerFinished(observed.startedAt(), e);
+                }
                 Lifecycle.Decision decision = Lifecycle.decide(new Lifecycle.DeadLetterAsked(reason), delivery.attempt(),
                         delivery.maxAttempts(), backoffFor(delivery), ThreadLocalRandom.current()::nextDouble);
                 Outcome outcome = recordResult(delivery, "dead-lettering", () -> namespace.carryOut(delivery, decision)).outcome();
+                if (observed != null) {
+                    observed.ended(observedOutcome(outcome), null, reason);
+                }
                 log.warn("message {} (topic {}, namespace {}) dead-lettered: payload cannot be decoded as {}: {} [{}]",
                         delivery.id(), delivery.topic(), delivery.namespace(), subscriber.payloadType().getName(), e.getMessage(), outcome);
                 return;
@@ -82,8 +98,14 @@ final class HandlerRun {
             } finally {
                 entry.handlerDone = true;
             }
-            settle(entry, context, failure);
+            if (observed != null) {
+                observed.handlerFinished(clock.now(), failure);
+            }
+            settle(entry, context, failure, observed);
         } catch (RuntimeException e) {
+            if (observed != null) {
+                observed.ended(HandleOutcome.NOT_RECORDED, null, e.toString());
+            }
             log.warn("message {} (topic {}, namespace {}) could not be settled, retried for a lease; it runs again when its lease "
                     + "expires: {}",
                     delivery.id(), delivery.topic(), delivery.namespace(), e.toString());
@@ -98,7 +120,7 @@ final class HandlerRun {
         ((MessageHandler<Object>) handler).handle(payload, context);
     }
 
-    private void settle(HeldMessage entry, HandlerContext context, Throwable failure) {
+    private void settle(HeldMessage entry, HandlerContext context, Throwable failure, Interceptors.HandleCall observed) {
         Delivery delivery = entry.delivery;
         Lifecycle.Result result;
         if (failure != null) {
@@ -113,12 +135,19 @@ final class HandlerRun {
         Lifecycle.Decision decision = Lifecycle.decide(result, delivery.attempt(), delivery.maxAttempts(), backoffFor(delivery),
                 ThreadLocalRandom.current()::nextDouble);
         if (decision instanceof Lifecycle.Ack && acks != null) {
-            acks.submit(delivery, context.isCompletedInCallerTransaction());
+            acks.submit(delivery, context.isCompletedInCallerTransaction(), observed);
             return;
         }
         String what = failure != null ? "failed attempt" : describe(decision);
         Recorded recorded = recordResult(delivery, what, () -> namespace.carryOut(delivery, decision));
         Outcome outcome = recorded.outcome();
+        if (observed != null) {
+            Instant retryAt = outcome == Outcome.RETRY_SCHEDULED && decision instanceof Lifecycle.Retry retry
+                    ? clock.now().plus(retry.delay()) : null;
+            String error = decision instanceof Lifecycle.Retry retry ? retry.error()
+                    : decision instanceof Lifecycle.DeadLetter dead ? dead.error() : null;
+            observed.ended(observedOutcome(outcome), retryAt, error);
+        }
         if (failure instanceof VirtualMachineError) {
             log.error("message {} (topic {}, namespace {}): its handler failed with {} on attempt {} of {} [{}]", delivery.id(),
                     delivery.topic(), delivery.namespace(), failure.getClass().getName(), delivery.attempt(), delivery.maxAttempts(),
@@ -186,6 +215,16 @@ final class HandlerRun {
                 retried = true;
             }
         }
+    }
+
+    /** The store's answer as the interceptors see it; a run that started is never released. */
+    static HandleOutcome observedOutcome(Outcome outcome) {
+        return switch (outcome) {
+            case ACKED -> HandleOutcome.ACKED;
+            case RETRY_SCHEDULED -> HandleOutcome.RETRY_SCHEDULED;
+            case DEAD_LETTERED -> HandleOutcome.DEAD_LETTERED;
+            case LEASE_LOST, RELEASED, EXTENDED -> HandleOutcome.LEASE_LOST;
+        };
     }
 
     private Backoff backoffFor(Delivery delivery) {

@@ -2,6 +2,7 @@ package dev.queue.domain.engine;
 
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.observation.MaintenanceEvent;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.RescueCommand;
@@ -57,19 +58,23 @@ final class LeaseRescuer implements MaintenanceService<LeaseRescuer.Rescued> {
     private final Clock time;
     private final Supplier<Collection<String>> namespaces;
     private final Consumer<String> requeuedIn;
+    /** Null when none are registered. */
+    private final Interceptors interceptors;
 
     /**
-     * @param namespaces the namespaces the queue has opened, read at each pass
-     * @param requeuedIn told of each namespace where messages became pending again, so its idle subscribers claim
-     *                   them now rather than at their next sweep
+     * @param namespaces   the namespaces the queue has opened, read at each pass
+     * @param requeuedIn   told of each namespace where messages became pending again, so its idle subscribers claim
+     *                     them now rather than at their next sweep
+     * @param interceptors told of each namespace's rescue that gave leases back; null when none are registered
      */
     LeaseRescuer(Config config, MessageStore store, Clock time, Supplier<Collection<String>> namespaces,
-                 Consumer<String> requeuedIn) {
+                 Consumer<String> requeuedIn, Interceptors interceptors) {
         this.config = config;
         this.store = store;
         this.time = time;
         this.namespaces = namespaces;
         this.requeuedIn = requeuedIn;
+        this.interceptors = interceptors;
     }
 
     @Override
@@ -115,6 +120,9 @@ final class LeaseRescuer implements MaintenanceService<LeaseRescuer.Rescued> {
         if (result.total() > 0) {
             log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered", namespace, result.requeued(),
                     result.deadLettered());
+            if (interceptors != null) {
+                interceptors.maintenance(new MaintenanceEvent.LeasesRescued(namespace, result.requeued(), result.deadLettered()));
+            }
         }
         if (result.requeued() > 0) {
             requeuedIn.accept(namespace);

@@ -61,13 +61,15 @@ final class NamespaceService implements Namespace {
     private final SchedulesService schedules;
     private final SubscriberRuntime.Environment subscriberEnvironment;
     private final LeaseRescuer rescuer;
+    /** Null when none are registered. */
+    private final Interceptors interceptors;
     /** Wall-clock nanos of the last rescue by a pull, so pulls rescue at most once per sweep interval. */
     private final AtomicLong lastRescueNanos = new AtomicLong(Long.MIN_VALUE);
     private volatile Instant lastRescueClock;
 
     NamespaceService(String name, MessageStore store, InputRules rules, CallGate calls, QueueOptions options, Clock time,
                      MessageMapping mapping, DeadLettersService deadLetters, SchedulesService schedules,
-                     SubscriberRuntime.Environment subscriberEnvironment, LeaseRescuer rescuer) {
+                     SubscriberRuntime.Environment subscriberEnvironment, LeaseRescuer rescuer, Interceptors interceptors) {
         this.name = name;
         this.store = store;
         this.rules = rules;
@@ -79,6 +81,7 @@ final class NamespaceService implements Namespace {
         this.schedules = schedules;
         this.subscriberEnvironment = subscriberEnvironment;
         this.rescuer = rescuer;
+        this.interceptors = interceptors;
     }
 
     @Override
@@ -98,13 +101,28 @@ final class NamespaceService implements Namespace {
 
     @Override
     public List<PublishResult> publishAll(List<Message> messages) {
-        return calls.call(() -> {
-            PublishCommand command = mapping.preparePublish(name, messages);
-            if (command.messages().isEmpty()) {
-                return List.of();
-            }
-            return MessageMapping.toResults(command, store.messageInsertMany(command));
-        });
+        return calls.call(() -> interceptors == null ? store(messages) : storeObserved(messages));
+    }
+
+    private List<PublishResult> store(List<Message> messages) {
+        PublishCommand command = mapping.preparePublish(name, messages);
+        if (command.messages().isEmpty()) {
+            return List.of();
+        }
+        return MessageMapping.toResults(command, store.messageInsertMany(command));
+    }
+
+    private List<PublishResult> storeObserved(List<Message> messages) {
+        Interceptors.PublishCall observed = interceptors.publishStarting(name, messages, false);
+        List<PublishResult> results;
+        try {
+            results = store(observed.messages());
+        } catch (RuntimeException e) {
+            observed.failed(e);
+            throw e;
+        }
+        observed.published(results);
+        return results;
     }
 
     @Override

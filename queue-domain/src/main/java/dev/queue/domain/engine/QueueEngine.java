@@ -47,6 +47,8 @@ public final class QueueEngine implements Queue {
     private final InputRules rules;
     private final Clock time;
     private final MessageMapping mapping;
+    /** Null when none are registered: the hot paths check for null and do nothing else. */
+    private final Interceptors interceptors;
     private final Subscriptions subscriptions;
     private final ScheduleFiring schedules;
     private final LeaseRescuer rescuer;
@@ -71,11 +73,13 @@ public final class QueueEngine implements Queue {
         this.rules = new InputRules(options);
         this.time = clock;
         this.mapping = new MessageMapping(rules, codec, options, time);
+        this.interceptors = Interceptors.of(options.interceptors());
         this.subscriptions = new Subscriptions(builder.manualDispatch);
-        this.rescuer = new LeaseRescuer(LeaseRescuer.Config.of(options), store, time, namespaces::keySet, subscriptions::wake);
+        this.rescuer = new LeaseRescuer(LeaseRescuer.Config.of(options), store, time, namespaces::keySet, subscriptions::wake,
+                interceptors);
         this.rescuerRunner = builder.manualDispatch ? null : new MaintenanceRunner(rescuer, MaintenanceRunner.Config.DEFAULTS, clock);
         ScheduleTicker.Config tick = ScheduleTicker.Config.of(options);
-        this.schedules = new ScheduleFiring(builder.scheduleStore, time, tick.batchSize());
+        this.schedules = new ScheduleFiring(builder.scheduleStore, time, tick.batchSize(), interceptors);
         if (schedules.available() && !builder.manualDispatch && !tick.off()) {
             tickerRunner = new MaintenanceRunner(new ScheduleTicker(schedules, tick), MaintenanceRunner.Config.DEFAULTS, clock);
             tickerRunner.start();
@@ -116,9 +120,9 @@ public final class QueueEngine implements Queue {
         SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time, mapping, schedulesChanged);
         Runnable startMaintenance = rescuerRunner == null ? () -> { } : rescuerRunner::start;
         SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time, options, subscriptions, tuning,
-                startMaintenance);
+                startMaintenance, interceptors);
         return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,
-                rescuer);
+                rescuer, interceptors);
     }
 
     @Override
@@ -163,12 +167,31 @@ public final class QueueEngine implements Queue {
     public List<PublishResult> publishThrough(String namespace, List<Message> messages,
                                               Function<PublishCommand, List<StoredOutcome>> statement) {
         return calls.call(() -> {
-            PublishCommand command = mapping.preparePublish(namespace, messages);
-            if (command.messages().isEmpty()) {
-                return List.of();
+            if (interceptors == null) {
+                return publishThrough(namespace, messages, statement, null);
             }
-            return MessageMapping.toResults(command, statement.apply(command));
+            rules.namespace(namespace);
+            Interceptors.PublishCall observed = interceptors.publishStarting(namespace, messages, true);
+            return publishThrough(namespace, observed.messages(), statement, observed);
         });
+    }
+
+    private List<PublishResult> publishThrough(String namespace, List<Message> messages,
+                                               Function<PublishCommand, List<StoredOutcome>> statement, Interceptors.PublishCall observed) {
+        List<PublishResult> results;
+        try {
+            PublishCommand command = mapping.preparePublish(namespace, messages);
+            results = command.messages().isEmpty() ? List.of() : MessageMapping.toResults(command, statement.apply(command));
+        } catch (RuntimeException e) {
+            if (observed != null) {
+                observed.failed(e);
+            }
+            throw e;
+        }
+        if (observed != null) {
+            observed.published(results);
+        }
+        return results;
     }
 
     /**

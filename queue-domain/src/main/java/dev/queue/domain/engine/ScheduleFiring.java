@@ -1,6 +1,8 @@
 package dev.queue.domain.engine;
 
+import dev.queue.api.MessageId;
 import dev.queue.api.UnsupportedCapabilityException;
+import dev.queue.api.observation.MaintenanceEvent;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.FireCommand;
 import dev.queue.domain.port.FiredMessage;
@@ -18,15 +20,19 @@ final class ScheduleFiring {
     private final ScheduleStore store;
     private final Clock time;
     private final int batchSize;
+    /** Null when none are registered. */
+    private final Interceptors interceptors;
 
     /**
-     * @param store     null for an adapter built without one: schedules are then unsupported
-     * @param batchSize due schedules fired per store call at most
+     * @param store        null for an adapter built without one: schedules are then unsupported
+     * @param batchSize    due schedules fired per store call at most
+     * @param interceptors told of each schedule fired; null when none are registered
      */
-    ScheduleFiring(ScheduleStore store, Clock time, int batchSize) {
+    ScheduleFiring(ScheduleStore store, Clock time, int batchSize, Interceptors interceptors) {
         this.store = store;
         this.time = time;
         this.batchSize = batchSize;
+        this.interceptors = interceptors;
     }
 
     int batchSize() {
@@ -58,6 +64,13 @@ final class ScheduleFiring {
 
     /** Fires one batch of due schedules of a namespace (of all when null). */
     List<FiredMessage> fireBatch(String namespace) {
-        return store().scheduleFireDue(new FireCommand(namespace, batchSize, time.commandTime(), PLANNER));
+        List<FiredMessage> batch = store().scheduleFireDue(new FireCommand(namespace, batchSize, time.commandTime(), PLANNER));
+        if (interceptors != null) {
+            for (FiredMessage m : batch) {
+                interceptors.maintenance(new MaintenanceEvent.ScheduleFired(m.namespace(), m.name(), m.dueAt(),
+                        MessageId.of(m.messageId()), m.duplicate(), m.nextRunAt()));
+            }
+        }
+        return batch;
     }
 }

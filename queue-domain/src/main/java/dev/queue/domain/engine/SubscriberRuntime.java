@@ -38,9 +38,10 @@ final class SubscriberRuntime implements Subscription {
      * What a subscription needs of its queue besides its namespace.
      *
      * @param startMaintenance starts the queue's rescue of expired leases, which runs once anything subscribes
+     * @param interceptors     null when none are registered
      */
     record Environment(WakeUps wakeUps, Clock clock, QueueOptions options, Subscriptions subscriptions, Tuning tuning,
-                       Runnable startMaintenance) {
+                       Runnable startMaintenance, Interceptors interceptors) {
     }
 
     private final NamespaceService namespace;
@@ -80,7 +81,7 @@ final class SubscriberRuntime implements Subscription {
         environment.subscriptions().add(this);
         QueueOptions options = environment.options();
         if (environment.subscriptions().manualDispatch()) {
-            handlerRun = new HandlerRun(namespace, subscriber, options, held, null);
+            handlerRun = new HandlerRun(namespace, subscriber, options, held, null, environment.clock(), environment.interceptors());
             return;
         }
         environment.startMaintenance().run();
@@ -88,7 +89,7 @@ final class SubscriberRuntime implements Subscription {
         handlers = new HandlerPool(subscriber.concurrency(), daemonThreads(label + "-handler"));
         acks = new AckBatcher(namespace.name(), namespace::ackLeases, tuning.ackBatch(), tuning.ackDelay(),
                 tuning.maxUnrecordedAcks(), lease, this::afterAcksRecorded, label + "-acks");
-        HandlerRun run = new HandlerRun(namespace, subscriber, options, held, acks);
+        HandlerRun run = new HandlerRun(namespace, subscriber, options, held, acks, environment.clock(), environment.interceptors());
         handlerRun = run;
         Dispatcher loop = new Dispatcher(namespace, topics, worker, lease, subscriber.concurrency(), tuning, options.sweepInterval(),
                 environment.clock(), held, leases, run, handlers, acks, label);

@@ -60,9 +60,9 @@ class AckBatcherTest {
         };
         batcher = batcher(1_000, Duration.ofMinutes(1));
 
-        batcher.submit(delivery(1), false);
-        batcher.submit(delivery(2), false);
-        batcher.submit(delivery(3), false);
+        batcher.submit(delivery(1), false, null);
+        batcher.submit(delivery(2), false, null);
+        batcher.submit(delivery(3), false, null);
 
         await().atMost(PROMPTLY).until(() -> batcher.unrecorded() == 0);
         assertThat(calls).hasSizeGreaterThanOrEqualTo(3);
@@ -78,8 +78,8 @@ class AckBatcherTest {
         completion = AckBatcherTest::databaseDown;
         batcher = batcher(1_000, Duration.ofMillis(200));
 
-        batcher.submit(delivery(7), false);
-        batcher.submit(delivery(8), false);
+        batcher.submit(delivery(7), false, null);
+        batcher.submit(delivery(8), false, null);
 
         // Given up, not stuck: the count drops and a paused subscriber is told.
         await().atMost(PROMPTLY).until(() -> batcher.unrecorded() == 0);
@@ -100,10 +100,10 @@ class AckBatcherTest {
         };
         batcher = batcher(3, Duration.ofMinutes(1));
 
-        batcher.submit(delivery(1), false);
-        batcher.submit(delivery(2), false);
+        batcher.submit(delivery(1), false, null);
+        batcher.submit(delivery(2), false, null);
         assertThat(batcher.behind()).isFalse();
-        batcher.submit(delivery(3), false);
+        batcher.submit(delivery(3), false, null);
         assertThat(batcher.behind()).isTrue();
 
         databaseSlow.countDown();
@@ -115,7 +115,7 @@ class AckBatcherTest {
     void closingTriesAFailingCallOnceInsteadOfRetryingForALease() {
         completion = AckBatcherTest::databaseDown;
         batcher = batcher(1_000, Duration.ofHours(1));
-        batcher.submit(delivery(1), false);
+        batcher.submit(delivery(1), false, null);
         await().atMost(PROMPTLY).until(() -> !calls.isEmpty());
 
         AckBatcher closing = batcher;

@@ -34,7 +34,7 @@ class LeaseRescuerTest {
 
     private LeaseRescuer rescuer(int batchSize) {
         return new LeaseRescuer(new LeaseRescuer.Config(Duration.ofSeconds(1), batchSize), store(), new ManualTime(clock),
-                expired::keySet, requeuedIn::add);
+                expired::keySet, requeuedIn::add, null);
     }
 
     @Test

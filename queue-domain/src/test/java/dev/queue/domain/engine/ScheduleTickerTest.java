@@ -27,7 +27,7 @@ class ScheduleTickerTest {
 
     private ScheduleTicker ticker(int batchSize) {
         ScheduleTicker.Config config = new ScheduleTicker.Config(Duration.ofSeconds(1), batchSize);
-        return new ScheduleTicker(new ScheduleFiring(store(), new ManualTime(clock), config.batchSize()), config);
+        return new ScheduleTicker(new ScheduleFiring(store(), new ManualTime(clock), config.batchSize(), null), config);
     }
 
     @Test

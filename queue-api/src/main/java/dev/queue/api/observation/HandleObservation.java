@@ -1,0 +1,24 @@
+package dev.queue.api.observation;
+
+import java.time.Duration;
+
+/** How one handler run went, told to the interceptor that asked in {@link QueueInterceptor#onHandle}. */
+public interface HandleObservation {
+
+    /**
+     * The handler returned or threw, on the thread that ran it (where {@link QueueInterceptor#onHandle} was called):
+     * the place to close what was opened there, such as a thread-local scope. The outcome is not known yet.
+     *
+     * @param failure what the handler threw, or what made it impossible to run (an undecodable payload); null
+     *                when it returned
+     */
+    default void handlerFinished(Duration duration, Throwable failure) {
+    }
+
+    /**
+     * The result is recorded, possibly on another thread: acknowledgements are written in batches a few
+     * milliseconds later. Called once per run, after {@link #handlerFinished}.
+     */
+    default void ended(HandleEnd end) {
+    }
+}
