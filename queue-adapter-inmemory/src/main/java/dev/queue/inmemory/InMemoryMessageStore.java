@@ -521,6 +521,7 @@ public final class InMemoryMessageStore implements MessageStore {
         String namespace = query.namespace();
         lock.lock();
         try {
+            Instant now = now(query.time());
             NamespaceState ns = namespaces.get(namespace);
             if (ns == null) {
                 return new NamespaceStats(namespace, 0, 0, 0, 0, Map.of());
@@ -532,7 +533,7 @@ public final class InMemoryMessageStore implements MessageStore {
             Map<String, TopicStats> topics = new LinkedHashMap<>();
             for (TopicState topic : ns.topics.values()) {
                 topics.put(topic.name, new TopicStats(topic.name, topic.pendingCount, topic.running, topic.completed,
-                        topic.dead));
+                        topic.dead, topic.oldestDueAt(now)));
                 pending += topic.pendingCount;
                 running += topic.running;
                 completed += topic.completed;
@@ -734,6 +735,20 @@ public final class InMemoryMessageStore implements MessageStore {
             for (int i = 0; i < PRIORITIES; i++) {
                 pending[i] = new TreeSet<>(BY_DUE);
             }
+        }
+
+        /** Each priority's pending set is ordered by due time, so its first element is its oldest candidate. */
+        Instant oldestDueAt(Instant now) {
+            Instant oldest = null;
+            for (TreeSet<Msg> byDue : pending) {
+                if (!byDue.isEmpty()) {
+                    Instant runAt = byDue.first().runAt;
+                    if (!runAt.isAfter(now) && (oldest == null || runAt.isBefore(oldest))) {
+                        oldest = runAt;
+                    }
+                }
+            }
+            return oldest;
         }
 
         void addPending(Msg msg) {

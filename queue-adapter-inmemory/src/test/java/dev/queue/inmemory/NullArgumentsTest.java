@@ -20,6 +20,7 @@ import dev.queue.api.Schedule;
 import dev.queue.api.Schedules;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import dev.queue.api.TopicStats;
 import dev.queue.api.observation.HandleObservation;
 import dev.queue.api.observation.PublishEvent;
 import dev.queue.api.observation.PublishObservation;
@@ -114,6 +115,7 @@ class NullArgumentsTest {
                 .sample(PublishObservation.class, () -> new PublishObservation() { })
                 .sample(HandleObservation.class, () -> new HandleObservation() { })
                 .instance(NamespaceStats.class, () -> new NamespaceStats("n", 0, 0, 0, 0, Map.of()))
+                .instance(TopicStats.class, () -> new TopicStats("t", 1, 0, 0, 0, START))
                 .instance(Subscription.class, () -> queue().namespace("n").subscribe(Subscriber.on("t").handleDelivery((d, c) -> { })))
                 .instance(InMemoryQueue.class, this::queue)
                 .instance(Queue.class, this::queue)

@@ -495,14 +495,17 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public NamespaceStats namespaceStats(StatsQuery query) {
         String namespace = query.namespace();
-        List<Rows.StatsRow> rows = autoCommit("stats", session -> session.selectList("queue.stats", Map.of("namespace", namespace)));
+        Map<String, Object> params = new HashMap<>();
+        params.put("namespace", namespace);
+        params.put("now", query.time().givenOrNull());
+        List<Rows.StatsRow> rows = autoCommit("stats", session -> session.selectList("queue.stats", params));
         Map<String, TopicStats> topics = new LinkedHashMap<>();
         long pending = 0;
         long running = 0;
         long completed = 0;
         long dead = 0;
         for (Rows.StatsRow row : rows) {
-            topics.put(row.topic, new TopicStats(row.topic, row.pending, row.running, row.completed, row.dead));
+            topics.put(row.topic, new TopicStats(row.topic, row.pending, row.running, row.completed, row.dead, row.oldestDueAt));
             pending += row.pending;
             running += row.running;
             completed += row.completed;

@@ -60,6 +60,7 @@ final class Rows {
         long running;
         long completed;
         long dead;
+        Instant oldestDueAt;
     }
 
     static final class OutcomeRow {

@@ -508,10 +508,10 @@ class PostgresMessageStoreTest {
         db.execute("INSERT INTO $s.completed_counters VALUES ('ns', 't', 15, 40) "
                 + "ON CONFLICT (namespace, topic, shard) DO UPDATE SET completed = completed_counters.completed + 40");
 
-        NamespaceStats stats = store.namespaceStats(new StatsQuery(NS));
+        NamespaceStats stats = store.namespaceStats(new StatsQuery(NS, at(T0)));
 
-        assertThat(stats.topic("t")).isEqualTo(new dev.queue.api.TopicStats("t", 2, 1, 42, 1));
-        assertThat(stats.topic("quiet")).isEqualTo(new dev.queue.api.TopicStats("quiet", 1, 0, 0, 0));
+        assertThat(stats.topic("t")).isEqualTo(new dev.queue.api.TopicStats("t", 2, 1, 42, 1, T0));
+        assertThat(stats.topic("quiet")).isEqualTo(new dev.queue.api.TopicStats("quiet", 1, 0, 0, 0, T0));
         assertThat(stats.topicCount()).isEqualTo(2);
         assertThat(stats.pending()).isEqualTo(3);
         assertThat(stats.completed()).isEqualTo(42);

@@ -309,7 +309,7 @@ final class NamespaceService implements Namespace {
 
     @Override
     public NamespaceStats stats() {
-        return calls.call(() -> store.namespaceStats(new StatsQuery(name)));
+        return calls.call(() -> store.namespaceStats(new StatsQuery(name, time.commandTime())));
     }
 
     @Override

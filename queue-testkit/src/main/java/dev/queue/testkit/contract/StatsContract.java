@@ -41,9 +41,9 @@ public abstract class StatsContract extends ContractSupport {
 
         NamespaceStats stats = ns.stats();
 
-        assertThat(stats.topic("a")).isEqualTo(new TopicStats("a", 2, 1, 0, 0));
-        assertThat(stats.topic("b")).isEqualTo(new TopicStats("b", 1, 0, 0, 1));
-        assertThat(stats.topic("c")).isEqualTo(new TopicStats("c", 1, 0, 0, 0));
+        assertThat(stats.topic("a")).isEqualTo(new TopicStats("a", 2, 1, 0, 0, START));
+        assertThat(stats.topic("b")).isEqualTo(new TopicStats("b", 1, 0, 0, 1, START));
+        assertThat(stats.topic("c")).as("a delayed message is not due yet").isEqualTo(new TopicStats("c", 1, 0, 0, 0, null));
         assertThat(stats.pending()).isEqualTo(4);
         assertThat(stats.running()).isEqualTo(1);
         assertThat(stats.dead()).isEqualTo(1);
@@ -84,7 +84,7 @@ public abstract class StatsContract extends ContractSupport {
 
         NamespaceStats stats = ns.stats();
 
-        assertThat(stats.topic("t")).isEqualTo(new TopicStats("t", 1, 1, 2, 1));
+        assertThat(stats.topic("t")).isEqualTo(new TopicStats("t", 1, 1, 2, 1, START));
         assertThat(stats.topic("t").total()).isEqualTo(5);
         assertThat(stats.total()).isEqualTo(5);
         assertThat(stats.pending() + stats.running() + stats.completed() + stats.dead()).isEqualTo(stats.total());
@@ -95,7 +95,7 @@ public abstract class StatsContract extends ContractSupport {
         publish(Message.to("t").maxAttempts(5));
         ns.nack(pullOne("t"), "later", Duration.ofHours(1));
 
-        assertThat(ns.stats().topic("t")).isEqualTo(new TopicStats("t", 1, 0, 0, 0));
+        assertThat(ns.stats().topic("t")).as("a retry in its backoff is not due yet").isEqualTo(new TopicStats("t", 1, 0, 0, 0, null));
     }
 
     @Test
@@ -107,7 +107,7 @@ public abstract class StatsContract extends ContractSupport {
         advance(Duration.ofSeconds(31));
         assertThat(ns.pull(pull("elsewhere"))).isEmpty();
 
-        assertThat(ns.stats().topic("t")).isEqualTo(new TopicStats("t", 1, 0, 0, 0));
+        assertThat(ns.stats().topic("t")).isEqualTo(new TopicStats("t", 1, 0, 0, 0, now()));
     }
 
     @Test
@@ -118,7 +118,24 @@ public abstract class StatsContract extends ContractSupport {
 
         ns.deadLetters().redrive(id);
 
-        assertThat(ns.stats().topic("t")).isEqualTo(new TopicStats("t", 1, 0, 0, 0));
+        assertThat(ns.stats().topic("t")).isEqualTo(new TopicStats("t", 1, 0, 0, 0, START));
+    }
+
+    @Test
+    public void oldestDueAtIsTheEarliestDueTimeAmongDuePendingMessages() {
+        publish("t", "{}");
+        advance(Duration.ofSeconds(10));
+        publish("t", "{}");
+        publish(Message.to("t").priority(5).runAt(START.plusSeconds(4)));
+        publish(Message.to("t").delay(Duration.ofMinutes(1)));
+        ns.ack(pullOne("t"));
+
+        TopicStats stats = ns.stats().topic("t");
+
+        assertThat(stats.oldestDueAt()).as("the priority-5 message due at +4 s waits longest now the first is done")
+                .isEqualTo(START.plusSeconds(4));
+        assertThat(stats.oldestDueAge(now())).isEqualTo(Duration.ofSeconds(6));
+        assertThat(stats.pending()).isEqualTo(3);
     }
 
     @Test
