@@ -13,6 +13,7 @@ import static dev.queue.architecture.Layers.CODEC;
 import static dev.queue.architecture.Layers.DOMAIN;
 import static dev.queue.architecture.Layers.INMEMORY;
 import static dev.queue.architecture.Layers.JACKSON;
+import static dev.queue.architecture.Layers.MICROMETER;
 import static dev.queue.architecture.Layers.POSTGRES;
 import static dev.queue.architecture.Layers.TESTKIT;
 
@@ -86,5 +87,12 @@ class HexagonRulesTest {
             classes().that().resideInAPackage(CODEC)
                     .should().onlyDependOnClassesThat().resideInAnyPackage(CODEC, API, "java..", JACKSON)
                     .because("the codec is a leaf: an implementation of dev.queue.api.PayloadCodec")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_micrometer_metrics_depend_only_on_the_api_java_and_micrometer =
+            classes().that().resideInAPackage(MICROMETER)
+                    .should().onlyDependOnClassesThat().resideInAnyPackage(MICROMETER, API, "java..", "io.micrometer..")
+                    .because("metrics plug in through the interceptor SPI and Namespace.stats(), never the domain or an adapter")
                     .allowEmptyShould(false);
 }

@@ -15,9 +15,11 @@ final class Layers {
     static final String TESTKIT = "dev.queue.testkit..";
     static final String POSTGRES = "dev.queue.postgres..";
     static final String INMEMORY = "dev.queue.inmemory..";
+    /** Plug-ins beyond the hexagon: each sees the queue through the API only. */
+    static final String MICROMETER = "dev.queue.micrometer..";
 
     /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
-    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES);
+    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER);
 
     static final String[] ADAPTERS = {POSTGRES, INMEMORY};
 
