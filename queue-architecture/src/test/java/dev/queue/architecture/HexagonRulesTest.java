@@ -14,6 +14,7 @@ import static dev.queue.architecture.Layers.DOMAIN;
 import static dev.queue.architecture.Layers.INMEMORY;
 import static dev.queue.architecture.Layers.JACKSON;
 import static dev.queue.architecture.Layers.MICROMETER;
+import static dev.queue.architecture.Layers.OPENTELEMETRY;
 import static dev.queue.architecture.Layers.POSTGRES;
 import static dev.queue.architecture.Layers.TESTKIT;
 
@@ -94,5 +95,12 @@ class HexagonRulesTest {
             classes().that().resideInAPackage(MICROMETER)
                     .should().onlyDependOnClassesThat().resideInAnyPackage(MICROMETER, API, "java..", "io.micrometer..")
                     .because("metrics plug in through the interceptor SPI and Namespace.stats(), never the domain or an adapter")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_opentelemetry_tracing_depends_only_on_the_api_java_and_opentelemetry =
+            classes().that().resideInAPackage(OPENTELEMETRY)
+                    .should().onlyDependOnClassesThat().resideInAnyPackage(OPENTELEMETRY, API, "java..", "io.opentelemetry..")
+                    .because("tracing plugs in through the interceptor SPI and message headers, never the domain or an adapter")
                     .allowEmptyShould(false);
 }

@@ -17,9 +17,10 @@ final class Layers {
     static final String INMEMORY = "dev.queue.inmemory..";
     /** Plug-ins beyond the hexagon: each sees the queue through the API only. */
     static final String MICROMETER = "dev.queue.micrometer..";
+    static final String OPENTELEMETRY = "dev.queue.opentelemetry..";
 
     /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
-    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER);
+    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER, OPENTELEMETRY);
 
     static final String[] ADAPTERS = {POSTGRES, INMEMORY};
 
