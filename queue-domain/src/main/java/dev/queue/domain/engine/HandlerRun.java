@@ -218,7 +218,7 @@ final class HandlerRun {
     }
 
     /** The store's answer as the interceptors see it; a run that started is never released. */
-    static HandleOutcome observedOutcome(Outcome outcome) {
+    private static HandleOutcome observedOutcome(Outcome outcome) {
         return switch (outcome) {
             case ACKED -> HandleOutcome.ACKED;
             case RETRY_SCHEDULED -> HandleOutcome.RETRY_SCHEDULED;
