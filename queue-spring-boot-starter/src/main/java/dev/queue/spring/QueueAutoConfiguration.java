@@ -4,7 +4,6 @@ import dev.queue.api.PayloadCodec;
 import dev.queue.postgres.PostgresQueue;
 import dev.queue.postgres.PostgresQueueConfig;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,9 +23,8 @@ import javax.sql.DataSource;
  * context's lifecycle; and, with Actuator, a health indicator named {@code queue}. Every bean backs off when the
  * application defines its own.
  *
- * <p>A second DataSource for the LISTEN connection (one that reaches the server directly when the application's
- * goes through a transaction-pooling proxy): define a {@code DataSource} bean named
- * {@value #LISTEN_DATA_SOURCE_BEAN}.
+ * <p>The LISTEN connection comes from the DataSource, or from {@code queue.listen-url} when set (a direct route
+ * to the server when the DataSource goes through a transaction-pooling proxy).
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class)
 @ConditionalOnClass(PostgresQueue.class)
@@ -34,8 +32,6 @@ import javax.sql.DataSource;
 @ConditionalOnProperty(prefix = "queue", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(QueueProperties.class)
 public class QueueAutoConfiguration {
-
-    public static final String LISTEN_DATA_SOURCE_BEAN = "queueListenDataSource";
 
     @Bean
     @ConditionalOnMissingBean
@@ -46,9 +42,8 @@ public class QueueAutoConfiguration {
     /** Closed by the context after the handlers stopped (lifecycle beans stop before singletons are destroyed). */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public PostgresQueue queue(DataSource dataSource, PostgresQueueConfig config,
-                               @Qualifier(LISTEN_DATA_SOURCE_BEAN) ObjectProvider<DataSource> listenDataSource) {
-        DataSource listen = listenDataSource.getIfAvailable();
+    public PostgresQueue queue(DataSource dataSource, PostgresQueueConfig config, QueueProperties properties) {
+        DataSource listen = ListenDataSource.of(properties);
         // Observation (issue 24): the lead wires queue-micrometer (a MeterRegistry bean) and queue-opentelemetry
         // (an OpenTelemetry bean) here, as interceptors of the config, once the interceptor SPI is merged.
         return listen == null ? PostgresQueue.create(dataSource, config) : PostgresQueue.create(dataSource, listen, config);

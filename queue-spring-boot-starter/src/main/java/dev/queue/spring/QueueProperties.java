@@ -32,6 +32,18 @@ public class QueueProperties {
      */
     private boolean listen = true;
 
+    /**
+     * A JDBC URL for the LISTEN connection alone, for example straight to the server when the DataSource goes
+     * through a transaction-pooling proxy (which cannot LISTEN); unset: a connection of the DataSource.
+     */
+    private String listenUrl;
+
+    /** The user of {@code queue.listen-url}, unless the URL names it. */
+    private String listenUsername;
+
+    /** The password of {@code queue.listen-url}, unless the URL carries it. */
+    private String listenPassword;
+
     /** The namespace QueueTemplate publishes to and handlers subscribe in when they name none. */
     private String namespace = Queue.DEFAULT_NAMESPACE;
 
@@ -135,6 +147,30 @@ public class QueueProperties {
 
     public void setListen(boolean listen) {
         this.listen = listen;
+    }
+
+    public String getListenUrl() {
+        return listenUrl;
+    }
+
+    public void setListenUrl(String listenUrl) {
+        this.listenUrl = listenUrl;
+    }
+
+    public String getListenUsername() {
+        return listenUsername;
+    }
+
+    public void setListenUsername(String listenUsername) {
+        this.listenUsername = listenUsername;
+    }
+
+    public String getListenPassword() {
+        return listenPassword;
+    }
+
+    public void setListenPassword(String listenPassword) {
+        this.listenPassword = listenPassword;
     }
 
     public String getNamespace() {

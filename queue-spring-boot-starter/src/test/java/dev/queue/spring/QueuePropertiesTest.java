@@ -1,16 +1,19 @@
 package dev.queue.spring;
 
+import dev.queue.postgres.ListenerState;
 import dev.queue.postgres.PostgresQueue;
 import dev.queue.postgres.PostgresQueueConfig;
 import dev.queue.spring.shop.ShopApplication;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /** {@code queue.*} properties reach the queue, and a value it cannot honour stops the start naming itself. */
 class QueuePropertiesTest {
@@ -27,6 +30,26 @@ class QueuePropertiesTest {
             assertThat(config.queueOptions().sweepInterval()).isEqualTo(Duration.ofMillis(300));
             assertThat(config.queueOptions().defaultMaxAttempts()).isEqualTo(7);
         }
+    }
+
+    @Test
+    void aListenUrlGivesTheListenConnectionItsOwnRoute() {
+        String schema = EmbeddedPostgresServer.freshSchema("spring_props");
+        String application = "listen-" + schema;
+        String url = EmbeddedPostgresServer.jdbcUrl();
+        String listenUrl = url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + application;
+        try (ConfigurableApplicationContext app = start("queue.schema=" + schema, "queue.listen-url=" + listenUrl)) {
+            PostgresQueue queue = app.getBean(PostgresQueue.class);
+            JdbcTemplate jdbc = app.getBean(JdbcTemplate.class);
+            await().atMost(Duration.ofSeconds(20)).until(() -> queue.listenerState() == ListenerState.LISTENING);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?",
+                    Integer.class, application)).as("sessions of the listen URL").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aListenUrlOfAnotherDatabaseKindFailsTheStartNamingPropertyAndValue() {
+        assertStartFails("queue.listen-url", "jdbc:mysql://db/app", "queue.listen-url=jdbc:mysql://db/app");
     }
 
     @Test
