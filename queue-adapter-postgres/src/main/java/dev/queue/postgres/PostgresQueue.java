@@ -62,12 +62,16 @@ public final class PostgresQueue implements Queue {
     private final QueueEngine engine;
     private final PostgresMessageStore store;
     private final PostgresQueueConfig config;
+    /** Null when the queue does not listen. */
+    private final PostgresWakeUps listener;
     private final ConcurrentHashMap<String, PostgresNamespace> namespaces = new ConcurrentHashMap<>();
 
-    private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresQueueConfig config) {
+    private PostgresQueue(QueueEngine engine, PostgresMessageStore store, PostgresQueueConfig config,
+                          PostgresWakeUps listener) {
         this.engine = engine;
         this.store = store;
         this.config = config;
+        this.listener = listener;
     }
 
     /**
@@ -207,7 +211,7 @@ public final class PostgresQueue implements Queue {
                 vacuum.start();
             }
             LOG.info("queue started on schema {} ({})", schema, config);
-            return new PostgresQueue(engine, store, config);
+            return new PostgresQueue(engine, store, config, listener);
         } catch (RuntimeException e) {
             if (vacuum != null) {
                 vacuum.stop();
@@ -257,6 +261,19 @@ public final class PostgresQueue implements Queue {
 
     public PostgresQueueConfig config() {
         return config;
+    }
+
+    /** What the wake-up listener does now: for health checks; a state other than LISTENING costs latency only. */
+    public ListenerState listenerState() {
+        if (engine.isClosed()) {
+            return ListenerState.CLOSED;
+        }
+        return listener == null ? ListenerState.OFF : listener.state();
+    }
+
+    /** False once {@link #close()} was called. */
+    public boolean isOpen() {
+        return !engine.isClosed();
     }
 
     // ------------------------------------------------------------------ the caller's transaction

@@ -73,6 +73,8 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private volatile int backendPid;
     private volatile boolean polling;
     private volatile boolean closed;
+    /** Set once {@link #start()} ran; read by {@link #state()} without the lock that close holds. */
+    private volatile boolean started;
     private Thread thread;
 
     PostgresWakeUps(String schema, ConnectionSource source, SqlSessionFactory sessions, Consumer<String> probeSender,
@@ -106,6 +108,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
             LOG.warn("schema {}: cannot LISTEN yet ({}); retrying in the background, subscribers sweep meanwhile",
                     schema, e.getMessage());
         }
+        started = true;
         thread = new Thread(this::run, "queue-listener-" + schema);
         thread.setDaemon(true);
         thread.start();
@@ -204,6 +207,20 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     /** True while a connection is LISTENing. */
     boolean isListening() {
         return connection != null && !polling;
+    }
+
+    /** What the listener does now; {@link ListenerState#OFF} is never returned, that is {@link #none()}. */
+    ListenerState state() {
+        if (closed) {
+            return ListenerState.CLOSED;
+        }
+        if (!started) {
+            return ListenerState.NOT_STARTED;
+        }
+        if (polling) {
+            return ListenerState.POLLING;
+        }
+        return connection != null ? ListenerState.LISTENING : ListenerState.RECONNECTING;
     }
 
     /** How many times a connection was established and LISTENed. */

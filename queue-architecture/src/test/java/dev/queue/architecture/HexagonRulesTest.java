@@ -16,6 +16,7 @@ import static dev.queue.architecture.Layers.JACKSON;
 import static dev.queue.architecture.Layers.MICROMETER;
 import static dev.queue.architecture.Layers.OPENTELEMETRY;
 import static dev.queue.architecture.Layers.POSTGRES;
+import static dev.queue.architecture.Layers.SPRING_STARTER;
 import static dev.queue.architecture.Layers.TESTKIT;
 
 /**
@@ -102,5 +103,19 @@ class HexagonRulesTest {
             classes().that().resideInAPackage(OPENTELEMETRY)
                     .should().onlyDependOnClassesThat().resideInAnyPackage(OPENTELEMETRY, API, "java..", "io.opentelemetry..")
                     .because("tracing plugs in through the interceptor SPI and message headers, never the domain or an adapter")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_spring_starter_depends_inward_on_the_api_and_the_postgres_adapter_only =
+            noClasses().that().resideInAPackage(SPRING_STARTER)
+                    .should().dependOnClassesThat().resideInAnyPackage(DOMAIN, INMEMORY, TESTKIT)
+                    .because("modules beyond the hexagon use what applications use: the API and an adapter's public types")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule nothing_inside_the_hexagon_depends_on_spring =
+            noClasses().that().resideInAnyPackage(Layers.HEXAGON)
+                    .should().dependOnClassesThat().resideInAnyPackage(Layers.SPRING_FRAMEWORK, SPRING_STARTER)
+                    .because("Spring is one way to run the queue, not a dependency of it")
                     .allowEmptyShould(false);
 }

@@ -5,6 +5,7 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 import java.util.stream.Stream;
@@ -35,6 +36,12 @@ class LayerPackagesTest {
                 assertThat(classes.that(resideInAPackage(layer)))
                         .as("production classes in %s (a rule about an empty or misspelt package passes vacuously)", layer)
                         .isNotEmpty()));
+    }
+
+    @Test
+    void the_spring_framework_package_that_a_rule_forbids_exists_under_that_name() throws ClassNotFoundException {
+        assertThat(Layers.SPRING_FRAMEWORK).isEqualTo("org.springframework..");
+        assertThat(Class.forName("org.springframework.context.ApplicationContext", false, getClass().getClassLoader())).isNotNull();
     }
 
     @TestFactory

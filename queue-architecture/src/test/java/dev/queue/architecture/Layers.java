@@ -19,12 +19,22 @@ final class Layers {
     static final String MICROMETER = "dev.queue.micrometer..";
     static final String OPENTELEMETRY = "dev.queue.opentelemetry..";
 
+    /** The Spring Boot starter: outside the hexagon, on the API and the PostgreSQL adapter's public types. */
+    static final String SPRING_STARTER = "dev.queue.spring..";
+
     /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
-    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER, OPENTELEMETRY);
+    static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER, OPENTELEMETRY,
+            SPRING_STARTER);
 
     static final String[] ADAPTERS = {POSTGRES, INMEMORY};
 
     static final String JACKSON = "com.fasterxml.jackson..";
+
+    /** The Spring Framework, which only modules outside the hexagon may use; {@link #INFRASTRUCTURE} checks it exists. */
+    static final String SPRING_FRAMEWORK = "org.springframework..";
+
+    /** Our packages inside the hexagon. */
+    static final String[] HEXAGON = {API, DOMAIN, CODEC, TESTKIT, POSTGRES, INMEMORY};
 
     /**
      * Libraries only adapters (and the codec, for Jackson) may touch, each with a class it holds: a misspelt
