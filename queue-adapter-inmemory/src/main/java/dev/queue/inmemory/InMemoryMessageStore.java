@@ -231,7 +231,7 @@ public final class InMemoryMessageStore implements MessageStore {
                         startRunning(msg);
                         claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers,
                                 msg.priority, msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil,
-                                msg.publishedAt));
+                                msg.publishedAt, msg.runAt));
                     }
                 }
                 if (claimed.size() >= command.limit()) {

@@ -10,6 +10,7 @@ import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
@@ -321,7 +322,8 @@ final class PostgresMessageStore implements MessageStore {
     private static ClaimedMessage claimedMessage(ResultSet row) throws SQLException {
         return new ClaimedMessage(row.getLong(1), row.getString(2), row.getString(3), row.getString(4),
                 HeadersJson.read(row.getString(5)), row.getInt(6), row.getInt(7), row.getInt(8), row.getLong(9),
-                row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12));
+                row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12),
+                HotStatements.instant(row, 13));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
@@ -329,7 +331,22 @@ final class PostgresMessageStore implements MessageStore {
         Map<String, Object> params = new HashMap<>();
         params.put("asyncCommit", asyncBookkeeping);
         params.put("namespace", command.namespace());
-        params.put("topics", new LinkedHashSet<>(command.topics()).toArray(new String[0]));
+        String[] topics = new LinkedHashSet<>(command.topics()).toArray(new String[0]);
+        Integer[] afterPriorities = new Integer[topics.length];
+        Long[] afterRunAtMicros = new Long[topics.length];
+        Long[] afterIds = new Long[topics.length];
+        for (int i = 0; i < topics.length; i++) {
+            ClaimPosition position = command.after().get(topics[i]);
+            if (position != null) {
+                afterPriorities[i] = position.priority();
+                afterRunAtMicros[i] = epochMicros(position.runAt());
+                afterIds[i] = position.id();
+            }
+        }
+        params.put("topics", topics);
+        params.put("afterPriorities", afterPriorities);
+        params.put("afterRunAtMicros", afterRunAtMicros);
+        params.put("afterIds", afterIds);
         params.put("worker", command.worker());
         params.put("limit", command.limit());
         params.put("leaseToken", command.leaseToken());
@@ -431,8 +448,9 @@ final class PostgresMessageStore implements MessageStore {
         params.put("namespace", command.namespace());
         params.put("limit", command.limit());
         params.put("now", command.time().givenOrNull());
+        params.put("expiredSince", command.expiredSince());
         Rows.RescueRow row = autoCommit("rescue of expired leases", session -> session.selectOne("queue.rescue", params));
-        return new RescueResult(row.requeued, row.deadLettered);
+        return new RescueResult(row.requeued, row.deadLettered, row.lookedUpTo);
     }
 
     // ------------------------------------------------------------------ dead letters

@@ -72,6 +72,7 @@ final class Rows {
         int requeued;
         int deadLettered;
         long notified;
+        Instant lookedUpTo;
     }
 
     static final class RedriveRow {

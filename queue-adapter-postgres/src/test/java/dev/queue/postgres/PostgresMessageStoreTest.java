@@ -8,6 +8,7 @@ import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
@@ -223,6 +224,25 @@ class PostgresMessageStoreTest {
     }
 
     @Test
+    void aClaimResumingAfterAPositionLeavesOutWhatLiesBeforeItButNotEarlierPriorities() {
+        long behind = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.minusSeconds(10), null), at(T0));
+        long atPosition = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.minusSeconds(5), null), at(T0));
+        long after = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 3, 3, null, T0.minusSeconds(1), null), at(T0));
+        long laterPriority = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 7, 3, null, T0.minusSeconds(60), null), at(T0));
+        long earlierPriority = db.publish(new NewMessage(NS, "t", "{}", Map.of(), 1, 3, null, T0, null), at(T0));
+        long otherTopic = db.publish(new NewMessage(NS, "u", "{}", Map.of(), 3, 3, null, T0.minusSeconds(10), null), at(T0));
+        ClaimPosition position = new ClaimPosition(3, T0.minusSeconds(5), atPosition);
+
+        List<ClaimedMessage> resumed = store.messageClaimDue(new ClaimCommand(NS, List.of("t", "u"), "w", 10, LEASE, 1, at(T0),
+                Map.of("t", position)));
+        List<ClaimedMessage> fromTheHead = store.messageClaimDue(new ClaimCommand(NS, List.of("t", "u"), "w", 10, LEASE, 2, at(T0)));
+
+        assertThat(resumed).extracting(ClaimedMessage::id).containsExactly(earlierPriority, after, laterPriority, otherTopic);
+        assertThat(resumed.get(1).position()).isEqualTo(new ClaimPosition(3, T0.minusSeconds(1), after));
+        assertThat(fromTheHead).extracting(ClaimedMessage::id).containsExactly(behind, atPosition);
+    }
+
+    @Test
     void pullAnyHonoursTheTopicOrderBeforePriority() {
         long b1 = db.publish(new NewMessage(NS, "b", "{}", Map.of(), 9, 3, null, null, Duration.ZERO), at(T0));
         long a1 = db.publish(new NewMessage(NS, "a", "{}", Map.of(), 0, 3, null, null, Duration.ZERO), at(T0));
@@ -412,8 +432,25 @@ class PostgresMessageStoreTest {
         assertThat(info(fresh).state()).isEqualTo(MessageState.RUNNING);
         assertThat(store.messageFind(new MessageRef("other", elsewhere)).orElseThrow().state()).isEqualTo(MessageState.RUNNING);
 
-        assertThat(store.messageRescueExpired(new RescueCommand(null, 100, at(after)))).isEqualTo(new RescueResult(1, 0));
+        assertThat(store.messageRescueExpired(new RescueCommand(null, 100, at(after)))).isEqualTo(new RescueResult(1, 0, after));
         assertThat(store.messageFind(new MessageRef("other", elsewhere)).orElseThrow().state()).isEqualTo(MessageState.PENDING);
+    }
+
+    @Test
+    void aRescueFromALaterStartLeavesOutLeasesThatEndedBeforeIt() {
+        long older = db.publish(message("t"), at(T0));
+        db.claim("t", 1, 1, at(T0));
+        long newer = db.publish(message("t"), at(T0));
+        db.claim("t", 1, 2, at(T0.plusSeconds(10)));
+        Instant after = T0.plus(LEASE).plusSeconds(11);
+
+        RescueResult sinceNewer = store.messageRescueExpired(new RescueCommand(NS, 100, at(after), T0.plusSeconds(10).plus(LEASE)));
+        assertThat(sinceNewer).isEqualTo(new RescueResult(1, 0, after));
+        assertThat(info(newer).state()).isEqualTo(MessageState.PENDING);
+        assertThat(info(older).state()).as("ended before the start given").isEqualTo(MessageState.RUNNING);
+
+        assertThat(store.messageRescueExpired(new RescueCommand(NS, 100, at(after)))).isEqualTo(new RescueResult(1, 0, after));
+        assertThat(info(older).state()).isEqualTo(MessageState.PENDING);
     }
 
     // ------------------------------------------------------------------ dead letters

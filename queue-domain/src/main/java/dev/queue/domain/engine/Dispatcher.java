@@ -49,6 +49,7 @@ final class Dispatcher {
     /** The size of a full claim: every slot, up to the tuning's largest claim. */
     private final int fullClaim;
     private final WakeSignal signal = new WakeSignal();
+    private final ClaimCursor cursor;
     private volatile boolean stopped;
     /** The last claim filled every slot it asked for: more is waiting. */
     private volatile boolean backlogged;
@@ -86,6 +87,7 @@ final class Dispatcher {
         this.maxClaim = tuning.maxClaim();
         this.claimLingerNanos = tuning.claimLinger().toNanos();
         this.fullClaim = Math.min(concurrency, maxClaim);
+        this.cursor = new ClaimCursor(sweepInterval, clock);
     }
 
     /** Ends the loop at its next look; a claim in progress finishes first. */
@@ -148,7 +150,7 @@ final class Dispatcher {
                         untilNextDue = untilNextDue();
                     }
                     operation = "claim";
-                    claimed = namespace.claim(topics, worker, want, lease);
+                    claimed = namespace.claim(topics, worker, want, lease, cursor);
                 } catch (RuntimeException e) {
                     slots.release(want);
                     throw e;

@@ -11,7 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -53,8 +57,18 @@ final class LeaseRescuer implements MaintenanceService<LeaseRescuer.Rescued> {
         }
     }
 
+    /**
+     * Every this many passes over a namespace, one looks at every expired lease again rather than only those that
+     * ended since the last pass: a lease a pass skipped because another transaction had its row locked (an
+     * acknowledgement that then failed) is older than that.
+     */
+    static final int FULL_PASS_EVERY = 30;
+
     private final Config config;
     private final MessageStore store;
+    /** Per namespace: the time up to which the last pass that did not fill its batch looked at every lease. */
+    private final Map<String, Instant> lookedUpTo = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> passes = new ConcurrentHashMap<>();
     private final Clock time;
     private final Supplier<Collection<String>> namespaces;
     private final Consumer<String> requeuedIn;
@@ -116,7 +130,15 @@ final class LeaseRescuer implements MaintenanceService<LeaseRescuer.Rescued> {
     }
 
     private RescueResult rescue(String namespace, int limit) {
-        RescueResult result = store.messageRescueExpired(new RescueCommand(namespace, limit, time.commandTime()));
+        // Leases that ended before the last complete pass were all looked at then. Starting there keeps a pass
+        // from stepping over the index entries of every lease acknowledged since, which vacuum cannot remove while
+        // an old transaction is open.
+        boolean full = passes.computeIfAbsent(namespace, n -> new AtomicInteger()).getAndIncrement() % FULL_PASS_EVERY == 0;
+        Instant since = full ? null : lookedUpTo.get(namespace);
+        RescueResult result = store.messageRescueExpired(new RescueCommand(namespace, limit, time.commandTime(), since));
+        if (result.total() < limit && result.lookedUpTo() != null) {
+            lookedUpTo.put(namespace, result.lookedUpTo());
+        }
         if (result.total() > 0) {
             log.info("rescued expired leases in namespace {}: {} back to pending, {} dead-lettered", namespace, result.requeued(),
                     result.deadLettered());

@@ -19,6 +19,7 @@ import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.CommandTime;
@@ -142,8 +143,18 @@ final class NamespaceService implements Namespace {
     }
 
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease) {
+        return claim(topics, worker, limit, lease, null);
+    }
+
+    /** A claim that resumes where the cursor left off (from the head when it says so, or when it is null). */
+    List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease, ClaimCursor cursor) {
         long token = newLeaseToken();
-        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(name, topics, worker, limit, lease, token, time.commandTime()));
+        Map<String, ClaimPosition> after = cursor == null ? Map.of() : cursor.next();
+        List<ClaimedMessage> claimed = store.messageClaimDue(
+                new ClaimCommand(name, topics, worker, limit, lease, token, time.commandTime(), after));
+        if (cursor != null) {
+            cursor.advance(claimed);
+        }
         List<Delivery> deliveries = new ArrayList<>(claimed.size());
         for (ClaimedMessage message : claimed) {
             deliveries.add(mapping.toDelivery(message));

@@ -3,8 +3,24 @@ package dev.queue.domain.port;
 import java.time.Instant;
 import java.util.Map;
 
-/** A message as a claim returned it; {@code attempt} already counts this delivery. */
+/**
+ * A message as a claim returned it; {@code attempt} already counts this delivery. {@code runAt} is the due time it
+ * was claimed at (its place in the claim order), null from a store that does not report it.
+ */
 public record ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
                              int priority, int attempt, int maxAttempts, long leaseToken, String worker,
-                             Instant leaseUntil, Instant publishedAt) {
+                             Instant leaseUntil, Instant publishedAt, Instant runAt) {
+
+    /** Without the due time: the claimer then cannot resume after it and claims from the head. */
+    public ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
+                          int priority, int attempt, int maxAttempts, long leaseToken, String worker,
+                          Instant leaseUntil, Instant publishedAt) {
+        this(id, namespace, topic, json, headers, priority, attempt, maxAttempts, leaseToken, worker, leaseUntil,
+                publishedAt, null);
+    }
+
+    /** Its place in the claim order, null when the store did not report its due time. */
+    public ClaimPosition position() {
+        return runAt == null ? null : new ClaimPosition(priority, runAt, id);
+    }
 }
