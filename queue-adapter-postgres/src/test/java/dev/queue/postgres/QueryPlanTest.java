@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.LeaseRef;
@@ -58,6 +59,49 @@ class QueryPlanTest {
                 assertThat(plan).contains("messages_claim_idx").contains("LockRows")
                         .doesNotContain("Seq Scan on messages m\n");
             }
+        }
+    }
+
+    /**
+     * While a transaction holds back vacuum, the index entries of claimed and acknowledged messages stay at the head
+     * of the claim order. A claim that resumes at its position reads about as much as on a clean table; one from the
+     * head steps over all of them: its reads grow with every message claimed, a resumed claim's do not.
+     */
+    @Test
+    void aResumedClaimStartsAtItsPositionWhileAnOldTransactionKeepsClaimedEntries() throws SQLException {
+        try (StoreFixture db = new StoreFixture("plan", CompletedRetention.DELETE);
+             Connection horizon = PostgresTestServer.dataSource().getConnection()) {
+            for (int start = 0; start < 20_000; start += 1000) {
+                List<NewMessage> messages = new ArrayList<>();
+                for (int i = 0; i < 1000; i++) {
+                    messages.add(new NewMessage(NS, "t0", "{}", Map.of(), 0, 3, null, null, Duration.ZERO));
+                }
+                db.publishAll(messages, at(NOW));
+            }
+            db.execute("ANALYZE $s.messages");
+            horizon.setAutoCommit(false);
+            try (Statement pin = horizon.createStatement()) {
+                pin.execute("SELECT txid_current()");
+            }
+            ClaimPosition position = null;
+            List<Long> resumed = new ArrayList<>();
+            List<Long> fromTheHead = new ArrayList<>();
+            for (int batch = 1; batch <= 15; batch++) {
+                List<ClaimedMessage> claimed = db.claim("t0", 1000, batch, at(NOW));
+                position = claimed.get(claimed.size() - 1).position();
+                db.execute("DELETE FROM $s.messages WHERE state = 'running'");
+                if (batch == 5 || batch == 15) {
+                    resumed.add(db.claimBuffers(new ClaimCommand(NS, List.of("t0"), "w", 10, Duration.ofSeconds(30), 99, at(NOW),
+                            Map.of("t0", position))));
+                    fromTheHead.add(db.claimBuffers(new ClaimCommand(NS, List.of("t0"), "w", 10, Duration.ofSeconds(30), 99, at(NOW))));
+                }
+            }
+            horizon.rollback();
+
+            assertThat(fromTheHead.get(1)).as("buffers of claims from the head after 5,000 and 15,000 claimed: %s", fromTheHead)
+                    .isGreaterThan(fromTheHead.get(0) + 200);
+            assertThat(resumed.get(1)).as("buffers of resumed claims after 5,000 and 15,000 claimed: %s", resumed)
+                    .isLessThanOrEqualTo(resumed.get(0) + 20);
         }
     }
 

@@ -23,6 +23,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.Map;
 
 import static dev.queue.domain.port.CommandTime.at;
@@ -83,6 +85,21 @@ final class StoreFixture implements AutoCloseable {
         }
         try (SqlSession session = sessions.openSession(true)) {
             return session.selectList("queue.explainClaim", store.claimParams(command));
+        }
+    }
+
+    /** The shared buffers the claim statement touched, as the store binds it; what it claimed is rolled back. */
+    long claimBuffers(ClaimCommand command) {
+        explainClaim(command);
+        try (SqlSession session = sessions.openSession(false)) {
+            List<String> json = session.selectList("queue.explainAnalyzeClaim", store.claimParams(command));
+            session.rollback(true);
+            Matcher hit = Pattern.compile("\"Shared Hit Blocks\": (\\d+)").matcher(json.get(0));
+            Matcher read = Pattern.compile("\"Shared Read Blocks\": (\\d+)").matcher(json.get(0));
+            if (!hit.find() || !read.find()) {
+                throw new AssertionError("no buffer counts in " + json);
+            }
+            return Long.parseLong(hit.group(1)) + Long.parseLong(read.group(1));
         }
     }
 
