@@ -16,11 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -42,11 +38,7 @@ class PinnedHorizonClaimTest {
         String schema = PostgresTestServer.freshSchema("pinned");
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).poolSize(8)
                 .queueOptions(QueueOptions.defaults().sweepInterval(SWEEP));
-        Set<MessageId> inFlight = ConcurrentHashMap.newKeySet();
-        Map<MessageId, AtomicInteger> handled = new ConcurrentHashMap<>();
-        Map<MessageId, Long> handledAtNanos = new ConcurrentHashMap<>();
-        Queue<String> violations = new ConcurrentLinkedQueue<>();
-        AtomicInteger total = new AtomicInteger();
+        HandledOnce seen = new HandledOnce();
 
         try (Connection horizon = DriverManager.getConnection(PostgresTestServer.jdbcUrl());
              PostgresQueue first = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
@@ -61,18 +53,7 @@ class PinnedHorizonClaimTest {
                     String name = (replica == first ? "replica-1-" : "replica-2-") + s;
                     subscriptions.add(replica.defaultNamespace().subscribe(Subscriber.on("work").concurrency(4)
                             .lease(Duration.ofMinutes(5)).worker(name)
-                            .handleDelivery((delivery, ctx) -> {
-                                if (!inFlight.add(delivery.id())) {
-                                    violations.add(delivery.id() + " handled by " + name + " while another handler held it");
-                                }
-                                if (delivery.attempt() != 1) {
-                                    violations.add(delivery.id() + " delivered again (attempt " + delivery.attempt() + ")");
-                                }
-                                handled.computeIfAbsent(delivery.id(), id -> new AtomicInteger()).incrementAndGet();
-                                handledAtNanos.putIfAbsent(delivery.id(), System.nanoTime());
-                                inFlight.remove(delivery.id());
-                                total.incrementAndGet();
-                            })));
+                            .handleDelivery((delivery, ctx) -> seen.record(delivery, name))));
                 }
             }
 
@@ -99,8 +80,8 @@ class PinnedHorizonClaimTest {
                     published.add(result.id());
                 }
                 if (late != null) {
-                    int before = total.get();
-                    await().atMost(Duration.ofMinutes(1)).until(() -> total.get() >= before + 500);
+                    int before = seen.total.get();
+                    await().atMost(Duration.ofMinutes(1)).until(() -> seen.total.get() >= before + 500);
                     late.commit();
                     committedAtNanos.put(lateId, System.nanoTime());
                     late.close();
@@ -108,15 +89,15 @@ class PinnedHorizonClaimTest {
             }
 
             await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> total.get() >= published.size() || !violations.isEmpty());
+                    .until(() -> seen.total.get() >= published.size() || !seen.violations.isEmpty());
             subscriptions.forEach(Subscription::close);
 
             assertThat(horizonStillPinned(horizon)).as("the open transaction kept its snapshot throughout").isTrue();
-            assertThat(violations).isEmpty();
-            assertThat(handled.keySet()).containsExactlyInAnyOrderElementsOf(published);
-            assertThat(handled.values()).allSatisfy(count -> assertThat(count).hasValue(1));
+            assertThat(seen.violations).isEmpty();
+            assertThat(seen.handled.keySet()).containsExactlyInAnyOrderElementsOf(published);
+            assertThat(seen.handled.values()).allSatisfy(count -> assertThat(count).hasValue(1));
             for (Map.Entry<MessageId, Long> late : committedAtNanos.entrySet()) {
-                Duration waited = Duration.ofNanos(handledAtNanos.get(late.getKey()) - late.getValue());
+                Duration waited = Duration.ofNanos(seen.firstHandledNanos.get(late.getKey()) - late.getValue());
                 assertThat(waited).as("message %s committed behind the claimers' positions", late.getKey())
                         .isLessThan(SWEEP.multipliedBy(6));
             }

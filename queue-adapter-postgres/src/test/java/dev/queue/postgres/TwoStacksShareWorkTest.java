@@ -14,10 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,11 +34,8 @@ class TwoStacksShareWorkTest {
         String schema = PostgresTestServer.freshSchema("stacks");
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).poolSize(8)
                 .queueOptions(QueueOptions.defaults().sweepInterval(Duration.ofMillis(200)));
-        Set<MessageId> inFlight = ConcurrentHashMap.newKeySet();
-        Map<MessageId, AtomicInteger> handled = new ConcurrentHashMap<>();
+        HandledOnce seen = new HandledOnce();
         Map<String, AtomicInteger> byReplica = new ConcurrentHashMap<>();
-        Queue<String> violations = new ConcurrentLinkedQueue<>();
-        AtomicInteger total = new AtomicInteger();
 
         try (PostgresQueue first = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
              PostgresQueue second = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
@@ -51,16 +45,8 @@ class TwoStacksShareWorkTest {
                 subscriptions.add(replica.defaultNamespace().subscribe(Subscriber.on("work").concurrency(8)
                         .lease(Duration.ofMinutes(5)).worker(name)
                         .handleDelivery((delivery, ctx) -> {
-                            if (!inFlight.add(delivery.id())) {
-                                violations.add(delivery.id() + " handled by " + name + " while another handler held it");
-                            }
-                            if (delivery.attempt() != 1) {
-                                violations.add(delivery.id() + " delivered again (attempt " + delivery.attempt() + ")");
-                            }
-                            handled.computeIfAbsent(delivery.id(), id -> new AtomicInteger()).incrementAndGet();
+                            seen.record(delivery, name);
                             byReplica.computeIfAbsent(name, n -> new AtomicInteger()).incrementAndGet();
-                            inFlight.remove(delivery.id());
-                            total.incrementAndGet();
                         })));
             }
 
@@ -79,12 +65,12 @@ class TwoStacksShareWorkTest {
             }
 
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> total.get() >= MESSAGES || !violations.isEmpty());
+                    .until(() -> seen.total.get() >= MESSAGES || !seen.violations.isEmpty());
             subscriptions.forEach(Subscription::close);
 
-            assertThat(violations).isEmpty();
-            assertThat(handled.keySet()).containsExactlyInAnyOrderElementsOf(published);
-            assertThat(handled.values()).allSatisfy(count -> assertThat(count).hasValue(1));
+            assertThat(seen.violations).isEmpty();
+            assertThat(seen.handled.keySet()).containsExactlyInAnyOrderElementsOf(published);
+            assertThat(seen.handled.values()).allSatisfy(count -> assertThat(count).hasValue(1));
             assertThat(byReplica.keySet()).as("both replicas took part").containsExactlyInAnyOrder("replica-1", "replica-2");
             NamespaceStats stats = first.defaultNamespace().stats();
             assertThat(stats.pending()).isZero();
