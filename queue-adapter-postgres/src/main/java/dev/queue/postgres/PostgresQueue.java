@@ -193,7 +193,7 @@ public final class PostgresQueue implements Queue {
             PostgresWakeUps toClose = listener;
             PostgresWakeUps heartbeatListener = listener;
             boolean listens = config.listen();
-            PostgresWorkerRegistry workers = new PostgresWorkerRegistry(new Sessions(sessions),
+            PostgresWorkerRegistry workers = new PostgresWorkerRegistry(new Sessions(sessions), schema,
                     () -> heartbeatListener != null ? heartbeatListener.state() : listens ? ListenerState.NOT_STARTED : ListenerState.OFF);
             MaintenanceRunner vacuumToStop = vacuum;
             QueueEngine engine = QueueEngine.builder()
