@@ -37,8 +37,9 @@ final class WorkerHeartbeat implements MaintenanceService<WorkerHeartbeat.Beat> 
     private final WorkerRegistry registry;
     private final Duration interval;
     private final Supplier<List<SubscriberRuntime>> subscriptions;
-    private final String processId;
-    private final String host;
+    private final int sequence = SEQUENCE.incrementAndGet();
+    /** Looked up by the first pass, on the heartbeat's thread: a slow name lookup must not delay building a queue. */
+    private volatile String host;
     private final long pid;
     private final Instant startedAt;
     private final String version;
@@ -47,11 +48,8 @@ final class WorkerHeartbeat implements MaintenanceService<WorkerHeartbeat.Beat> 
         this.registry = registry;
         this.interval = checkInterval(interval);
         this.subscriptions = subscriptions;
-        this.host = hostName();
         this.pid = ProcessHandle.current().pid();
         this.startedAt = Instant.now();
-        // several queues in one JVM each heartbeat: the sequence keeps their entries apart
-        this.processId = host + "-" + pid + "-" + SEQUENCE.incrementAndGet();
         this.version = WorkerHeartbeat.class.getPackage().getImplementationVersion();
     }
 
@@ -59,13 +57,23 @@ final class WorkerHeartbeat implements MaintenanceService<WorkerHeartbeat.Beat> 
         return MaintenanceRunner.within("heartbeatInterval", interval, Duration.ofMillis(100), Duration.ofHours(1), "100 ms to 1 h");
     }
 
+    /** host-pid-n: several queues in one JVM each heartbeat, and the sequence keeps their entries apart. */
     String processId() {
-        return processId;
+        return host() + "-" + pid + "-" + sequence;
+    }
+
+    private String host() {
+        String known = host;
+        if (known == null) {
+            known = hostName();
+            host = known;
+        }
+        return known;
     }
 
     @Override
     public String name() {
-        return "worker heartbeat " + processId;
+        return "worker heartbeat " + pid + "-" + sequence;
     }
 
     @Override
@@ -79,14 +87,14 @@ final class WorkerHeartbeat implements MaintenanceService<WorkerHeartbeat.Beat> 
                 .filter(SubscriberRuntime::isRunning)
                 .map(s -> new WorkerBeat.SubscriptionBeat(s.namespaceName(), s.topics(), s.worker(), s.concurrency(), s.inFlight()))
                 .toList();
-        registry.heartbeat(new WorkerBeat(processId, host, pid, startedAt, version, interval, beats));
+        registry.heartbeat(new WorkerBeat(processId(), host(), pid, startedAt, version, interval, beats));
         return new Beat(beats.size());
     }
 
     /** The queue stopped: its entry goes now rather than showing as gone. A failure is logged, the entry ages out. */
     void remove() {
         try {
-            registry.remove(processId);
+            registry.remove(processId());
         } catch (RuntimeException e) {
             log.warn("{}: could not remove the worker entry, it shows as gone until removed: {}", name(), e.toString());
         }
