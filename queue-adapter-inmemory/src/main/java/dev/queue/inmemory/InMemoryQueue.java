@@ -38,12 +38,14 @@ public final class InMemoryQueue implements Queue {
     private final QueueEngine engine;
     private final InMemoryMessageStore store;
     private final ManualClock manualClock;
+    private final InMemoryWorkerRegistry workers;
 
     private InMemoryQueue(Clock clock, ManualClock manualClock, QueueOptions options, boolean manualDispatch) {
         InvalidInputException.requireNonNull(options, "options", "QueueOptions, for example QueueOptions.defaults()");
         InMemoryWakeUps wakeUps = new InMemoryWakeUps();
         this.store = new InMemoryMessageStore(clock, wakeUps);
         this.manualClock = manualClock;
+        this.workers = new InMemoryWorkerRegistry(clock);
         this.engine = QueueEngine.builder()
                 .store(store)
                 .scheduleStore(new InMemoryScheduleStore(store))
@@ -52,6 +54,7 @@ public final class InMemoryQueue implements Queue {
                 .options(options)
                 .defaultCodec(new JacksonPayloadCodec())
                 .manualDispatch(manualDispatch)
+                .workerRegistry(workers)
                 .build();
     }
 
@@ -138,6 +141,11 @@ public final class InMemoryQueue implements Queue {
     /** The store underneath, for tests that need to look below the API. */
     public InMemoryMessageStore store() {
         return store;
+    }
+
+    /** The live workers: this queue while it runs subscriptions on its own threads (not in manual dispatch). */
+    public InMemoryWorkerRegistry workers() {
+        return workers;
     }
 
     public boolean isClosed() {

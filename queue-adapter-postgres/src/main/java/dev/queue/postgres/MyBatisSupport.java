@@ -39,6 +39,8 @@ import java.util.Properties;
 final class MyBatisSupport {
 
     static final String MAPPER = "dev/queue/postgres/QueueMapper.xml";
+    /** The operator's statements (workers, health, explain, the CLI's calls), apart from the store's. */
+    static final String OPERATOR_MAPPER = "dev/queue/postgres/OperatorMapper.xml";
 
     private MyBatisSupport() {
     }
@@ -71,10 +73,12 @@ final class MyBatisSupport {
         configuration.getTypeAliasRegistry().registerAlias("VersionRow", Rows.VersionRow.class);
         configuration.getTypeAliasRegistry().registerAlias("ScheduleRow", Rows.ScheduleRow.class);
 
-        try (InputStream mapper = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), MAPPER)) {
-            new XMLMapperBuilder(mapper, configuration, MAPPER, configuration.getSqlFragments()).parse();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + MAPPER + " from the class path", e);
+        for (String resource : new String[] {MAPPER, OPERATOR_MAPPER}) {
+            try (InputStream mapper = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), resource)) {
+                new XMLMapperBuilder(mapper, configuration, resource, configuration.getSqlFragments()).parse();
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + resource + " from the class path", e);
+            }
         }
         return new SqlSessionFactoryBuilder().build(configuration);
     }

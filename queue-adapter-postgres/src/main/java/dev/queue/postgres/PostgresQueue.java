@@ -191,6 +191,10 @@ public final class PostgresQueue implements Queue {
                 wakeUps = PostgresWakeUps.none();
             }
             PostgresWakeUps toClose = listener;
+            PostgresWakeUps heartbeatListener = listener;
+            boolean listens = config.listen();
+            PostgresWorkerRegistry workers = new PostgresWorkerRegistry(new Sessions(sessions), schema,
+                    () -> heartbeatListener != null ? heartbeatListener.state() : listens ? ListenerState.NOT_STARTED : ListenerState.OFF);
             MaintenanceRunner vacuumToStop = vacuum;
             QueueEngine engine = QueueEngine.builder()
                     .store(store)
@@ -199,6 +203,7 @@ public final class PostgresQueue implements Queue {
                     .clock(clock)
                     .options(config.queueOptions())
                     .defaultCodec(new JacksonPayloadCodec())
+                    .workerRegistry(workers)
                     .onClose(() -> {
                         if (vacuumToStop != null) {
                             vacuumToStop.stop();

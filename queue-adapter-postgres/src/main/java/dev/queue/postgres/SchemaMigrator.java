@@ -44,7 +44,8 @@ final class SchemaMigrator {
             new Migration(6, "identifier_collation"),
             new Migration(7, "hot_table_no_truncate"),
             new Migration(8, "sql_rules"),
-            new Migration(9, "sql_api"));
+            new Migration(9, "sql_api"),
+            new Migration(12, "operator"));
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 

@@ -1,5 +1,7 @@
 package dev.queue.architecture;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
@@ -110,6 +112,20 @@ class HexagonRulesTest {
             noClasses().that().resideInAPackage(SPRING_STARTER)
                     .should().dependOnClassesThat().resideInAnyPackage(DOMAIN, INMEMORY, TESTKIT)
                     .because("modules beyond the hexagon use what applications use: the API and an adapter's public types")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_cli_depends_on_the_api_the_postgres_operator_and_picocli_only =
+            classes().that().resideInAPackage(Layers.CLI)
+                    .should().onlyDependOnClassesThat(DescribedPredicate.describe(
+                            "the CLI, the API, PostgresOperator and its records, java (but java.sql), picocli",
+                            (JavaClass type) -> type.getPackageName().startsWith("dev.queue.cli")
+                                    || type.getPackageName().startsWith("dev.queue.api")
+                                    || type.getName().startsWith("dev.queue.postgres.PostgresOperator")
+                                    || (type.getPackageName().startsWith("java.") && !type.getPackageName().startsWith("java.sql"))
+                                    || type.getPackageName().startsWith("picocli")))
+                    .because("the CLI operates a queue through the SQL API as psql would: no domain, no adapter internals, "
+                            + "no JDBC of its own")
                     .allowEmptyShould(false);
 
     @ArchTest

@@ -22,9 +22,12 @@ final class Layers {
     /** The Spring Boot starter: outside the hexagon, on the API and the PostgreSQL adapter's public types. */
     static final String SPRING_STARTER = "dev.queue.spring..";
 
+    /** The operator's command line: outside the hexagon, on the API and PostgresOperator. */
+    static final String CLI = "dev.queue.cli..";
+
     /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
     static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER, OPENTELEMETRY,
-            SPRING_STARTER);
+            SPRING_STARTER, CLI);
 
     static final String[] ADAPTERS = {POSTGRES, INMEMORY};
 

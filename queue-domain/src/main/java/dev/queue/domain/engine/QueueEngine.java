@@ -18,6 +18,7 @@ import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.ScheduleStore;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.WakeUps;
+import dev.queue.domain.port.WorkerRegistry;
 import dev.queue.domain.rules.InputRules;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,9 @@ public final class QueueEngine implements Queue {
     /** Null in manual dispatch, without a schedule store, or with the tick interval at zero. */
     private final MaintenanceRunner tickerRunner;
     private final Runnable schedulesChanged;
+    /** Null without a worker registry or in manual dispatch. Started by the first subscription. */
+    private final WorkerHeartbeat heartbeat;
+    private final MaintenanceRunner heartbeatRunner;
     private final CallGate calls = new CallGate();
     private final Tuning tuning = Tuning.DEFAULTS;
     private final ConcurrentHashMap<String, NamespaceService> namespaces = new ConcurrentHashMap<>();
@@ -88,6 +92,13 @@ public final class QueueEngine implements Queue {
             tickerRunner = null;
             schedulesChanged = () -> { };
         }
+        if (builder.workerRegistry != null && !builder.manualDispatch) {
+            heartbeat = new WorkerHeartbeat(builder.workerRegistry, builder.heartbeatInterval, subscriptions::snapshot);
+            heartbeatRunner = new MaintenanceRunner(heartbeat, MaintenanceRunner.Config.DEFAULTS, null);
+        } else {
+            heartbeat = null;
+            heartbeatRunner = null;
+        }
     }
 
     public static Builder builder() {
@@ -118,7 +129,14 @@ public final class QueueEngine implements Queue {
     private NamespaceService newNamespace(String name) {
         DeadLettersService deadLetters = new DeadLettersService(name, store, rules, calls, time, tuning.deadLetterBatch());
         SchedulesService namespaceSchedules = new SchedulesService(name, schedules, rules, calls, time, mapping, schedulesChanged);
-        Runnable startMaintenance = rescuerRunner == null ? () -> { } : rescuerRunner::start;
+        Runnable startMaintenance = rescuerRunner == null ? () -> { } : () -> {
+            rescuerRunner.start();
+            if (heartbeatRunner != null) {
+                heartbeatRunner.start();
+                // a new subscription shows in the registry now, not at the next interval
+                heartbeatRunner.wake();
+            }
+        };
         SubscriberRuntime.Environment environment = new SubscriberRuntime.Environment(wakeUps, time, options, subscriptions, tuning,
                 startMaintenance, interceptors);
         return new NamespaceService(name, store, rules, calls, options, time, mapping, deadLetters, namespaceSchedules, environment,
@@ -243,7 +261,14 @@ public final class QueueEngine implements Queue {
         if (rescuerRunner != null) {
             rescuerRunner.stop();
         }
+        boolean registered = heartbeatRunner != null && heartbeatRunner.isRunning();
+        if (heartbeatRunner != null) {
+            heartbeatRunner.stop();
+        }
         subscriptions.snapshot().forEach(SubscriberRuntime::close);
+        if (registered) {
+            heartbeat.remove();
+        }
         if (onClose != null) {
             onClose.run();
         }
@@ -259,8 +284,25 @@ public final class QueueEngine implements Queue {
         private boolean manualDispatch;
         private Runnable onClose;
         private ScheduleStore scheduleStore;
+        private WorkerRegistry workerRegistry;
+        private Duration heartbeatInterval = WorkerHeartbeat.DEFAULT_INTERVAL;
 
         private Builder() {
+        }
+
+        /**
+         * Where the queue heartbeats while anything subscribes (not in manual dispatch); without one it does not
+         * register itself.
+         */
+        public Builder workerRegistry(WorkerRegistry value) {
+            this.workerRegistry = value;
+            return this;
+        }
+
+        /** The pause between heartbeats, 100 ms to 1 h; 5 s by default. */
+        public Builder heartbeatInterval(Duration value) {
+            this.heartbeatInterval = WorkerHeartbeat.checkInterval(value);
+            return this;
         }
 
         public Builder store(MessageStore value) {

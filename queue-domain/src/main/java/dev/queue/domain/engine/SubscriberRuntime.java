@@ -249,6 +249,22 @@ final class SubscriberRuntime implements Subscription {
         return running && !closing && (loop == null || !loop.stopped());
     }
 
+    String namespaceName() {
+        return namespace.name();
+    }
+
+    List<String> topics() {
+        return topics;
+    }
+
+    String worker() {
+        return worker;
+    }
+
+    int concurrency() {
+        return subscriber.concurrency();
+    }
+
     @Override
     public int inFlight() {
         HandlerRun run = handlerRun;

@@ -1,0 +1,423 @@
+package dev.queue.postgres;
+
+import dev.queue.api.InvalidInputException;
+import dev.queue.api.ScheduleNotFoundException;
+import org.apache.ibatis.session.SqlSession;
+import org.apache.ibatis.session.SqlSessionFactory;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * What an operator asks of a queue's schema, without running a queue: the live workers, health warnings, why a
+ * message did not run, stats, and the bounded changes (redrive and purge dead letters, pause, resume and fire
+ * schedules). Each is a call of a function of the SQL API (versions 9 and 12), so the answers are those psql users
+ * get. Changes record an actor (set_actor, transaction-local) in the tables and the audit log. The queue CLI is
+ * built on this class.
+ *
+ * <p>Thread-safe. Opens a connection per call from the DataSource it is given and holds none between calls.
+ */
+public final class PostgresOperator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresOperator.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final String NAME_RULE = "1 to 64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit";
+    /** Rows a redrive or purge takes per transaction at most (the SQL functions' own bound). */
+    public static final int MAX_BATCH = 10_000;
+
+    private final Sessions sessions;
+    private final String schema;
+
+    private PostgresOperator(DataSource dataSource, String schema) {
+        PostgresQueueConfig.checkSchema(schema);
+        this.schema = schema;
+        SqlSessionFactory factory = MyBatisSupport.sessionFactory(dataSource, this.schema);
+        this.sessions = new Sessions(factory);
+    }
+
+    /** On the application's DataSource; the schema as in {@link PostgresQueueConfig#schema()}. */
+    public static PostgresOperator create(DataSource dataSource, String schema) {
+        InvalidInputException.requireNonNull(dataSource, "dataSource", "a javax.sql.DataSource of a PostgreSQL database");
+        return new PostgresOperator(dataSource, schema);
+    }
+
+    /** A connection per call to the URL (no pool): what a command-line tool wants. */
+    public static PostgresOperator connect(String jdbcUrl, String user, String password, String schema) {
+        if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new InvalidInputException("databaseUrl", jdbcUrl, "a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
+        }
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        try {
+            dataSource.setUrl(jdbcUrl);
+        } catch (RuntimeException e) {
+            throw new InvalidInputException("databaseUrl", jdbcUrl, "a PostgreSQL JDBC URL the driver accepts: " + e.getMessage());
+        }
+        if (user != null) {
+            dataSource.setUser(user);
+        }
+        if (password != null) {
+            dataSource.setPassword(password);
+        }
+        if (!jdbcUrl.toLowerCase(java.util.Locale.ROOT).contains("applicationname=")) {
+            dataSource.setApplicationName("queue operator");
+        }
+        return new PostgresOperator(dataSource, schema);
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    // ------------------------------------------------------------------ results
+
+    /** A health warning: what is wrong, the evidence (a JSON object), what to do. No warning: healthy. */
+    public record Warning(String code, String namespace, String topic, String message, String evidence, String advice) {
+    }
+
+    /** A queue process that heartbeats: alive, or gone (stopped heartbeating, not yet removed). */
+    public record Worker(String id, String host, long pid, Instant startedAt, String version, String listener, String status,
+                         List<String> namespaces, List<String> topics, int concurrency, int inFlight, Instant heartbeatAt) {
+    }
+
+    /**
+     * Why a message did (not) run: the verdict first, then the facts. Fields that do not apply to its state are
+     * null. {@code attemptHistory} is a JSON array once the schema keeps per-attempt errors, null before.
+     */
+    public record Explanation(String verdict, long id, String topic, String state, Instant now, Instant runAt, Integer attempts,
+                              Integer maxAttempts, String lastError, String worker, Instant leaseUntil, Boolean workerAlive,
+                              Integer liveSubscribers, String uniqueKey, Long keyHeldBy, Instant failedAt, Instant completedAt,
+                              String attemptHistory) {
+    }
+
+    /** A namespace's totals. */
+    public record Stats(long total, long pending, long running, long completed, long dead, long topics) {
+    }
+
+    /** A topic's counts and how many live workers subscribe it. */
+    public record TopicStats(String topic, long pending, long running, long completed, long dead, long total, int liveSubscribers) {
+    }
+
+    public record DeadLetter(long id, String topic, int attempts, int maxAttempts, String lastError, Instant publishedAt,
+                             Instant failedAt, String failedBy) {
+    }
+
+    public record ScheduleInfo(String name, String topic, String cron, String every, String timeZone, boolean paused,
+                               Instant nextRunAt, Instant lastRunAt) {
+    }
+
+    /** What a redrive did over all its batches: moved back to pending, and examined (some stay dead: key held). */
+    public record Redriven(long redriven, long examined) {
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /** Brings the schema to the latest version, as a starting queue does; returns the versions applied now. */
+    public List<Integer> migrate() {
+        return SchemaMigrator.migrate(sessions.factory(), schema);
+    }
+
+    /** Health warnings of one namespace (and the database-wide ones), or of every namespace with null. */
+    public List<Warning> health(String namespace) {
+        optionalName("namespace", namespace);
+        return rows("the health check", "operator.health", params("namespace", namespace)).stream()
+                .map(r -> new Warning(text(r, "code"), text(r, "namespace"), text(r, "queue"), text(r, "message"),
+                        text(r, "evidence"), text(r, "advice")))
+                .toList();
+    }
+
+    /** The workers subscribing a namespace, or all with null: alive first. */
+    public List<Worker> workers(String namespace) {
+        optionalName("namespace", namespace);
+        return rows("the list of workers", "operator.workers", params("namespace", namespace)).stream()
+                .map(r -> new Worker(text(r, "id"), text(r, "host"), number(r, "pid").longValue(), instant(r, "started_at"),
+                        text(r, "version"), text(r, "listener"), text(r, "status"), words(r, "namespaces"), words(r, "topics"),
+                        number(r, "concurrency").intValue(), number(r, "in_flight").intValue(), instant(r, "heartbeat_at")))
+                .toList();
+    }
+
+    /** Why a message of the namespace did not run (or did). */
+    public Explanation explain(String namespace, long id) {
+        name("namespace", namespace);
+        positive("id", id);
+        Map<String, Object> r = rows("the explanation of message " + id, "operator.explain",
+                params("namespace", namespace, "id", id)).get(0);
+        return new Explanation(text(r, "verdict"), id, text(r, "queue"), text(r, "state"), instant(r, "now"), instant(r, "run_at"),
+                integer(r, "attempts"), integer(r, "max_attempts"), text(r, "last_error"), text(r, "worker"),
+                instant(r, "lease_until"), (Boolean) r.get("worker_alive"), integer(r, "live_subscribers"),
+                text(r, "unique_key"), r.get("key_held_by") == null ? null : number(r, "key_held_by").longValue(),
+                instant(r, "failed_at"), instant(r, "completed_at"), text(r, "attempt_history"));
+    }
+
+    public Stats stats(String namespace) {
+        name("namespace", namespace);
+        Map<String, Object> r = rows("the stats of namespace " + namespace, "operator.stats", params("namespace", namespace)).get(0);
+        return new Stats(number(r, "total_jobs").longValue(), number(r, "pending").longValue(), number(r, "running").longValue(),
+                number(r, "completed").longValue(), number(r, "dead").longValue(), number(r, "total_queues").longValue());
+    }
+
+    public List<TopicStats> topics(String namespace) {
+        name("namespace", namespace);
+        return rows("the topics of namespace " + namespace, "operator.topics", params("namespace", namespace)).stream()
+                .map(r -> new TopicStats(text(r, "queue"), number(r, "pending").longValue(), number(r, "running").longValue(),
+                        number(r, "completed").longValue(), number(r, "dead").longValue(), number(r, "total").longValue(),
+                        number(r, "live_subscribers").intValue()))
+                .toList();
+    }
+
+    /** One page of dead letters, by id after {@code afterId}, of one topic or all with null; 1 to 1000 per page. */
+    public List<DeadLetter> deadLetters(String namespace, String topic, long afterId, int limit) {
+        name("namespace", namespace);
+        optionalName("topic", topic);
+        if (afterId < 0) {
+            throw new InvalidInputException("afterId", afterId, "0 or a message id");
+        }
+        if (limit < 1 || limit > 1000) {
+            throw new InvalidInputException("limit", limit, "1 to 1000");
+        }
+        return rows("the dead letters of namespace " + namespace, "operator.listDeadLetters",
+                params("namespace", namespace, "topic", topic, "afterId", afterId, "limit", limit)).stream()
+                .map(r -> new DeadLetter(number(r, "id").longValue(), text(r, "queue"), number(r, "attempts").intValue(),
+                        number(r, "max_attempts").intValue(), text(r, "last_error"), instant(r, "published_at"),
+                        instant(r, "failed_at"), text(r, "failed_by")))
+                .toList();
+    }
+
+    /** How many dead letters a redrive or purge with this selection would take (a dry run). */
+    public long countDeadLetters(String namespace, String topic, List<Long> ids) {
+        checkSelection(namespace, topic, ids);
+        return sessions.autoCommit("the count of dead letters of namespace " + namespace,
+                session -> (Long) session.selectOne("operator.countDeadLetters",
+                        params("namespace", namespace, "topic", topic, "ids", ids == null ? null : ids.toArray(Long[]::new))));
+    }
+
+    // ------------------------------------------------------------------ changes
+
+    /**
+     * Moves dead letters back to pending: by ids, by topic, or (neither) the whole namespace, in transactions of at
+     * most {@code batchSize} rows, each recorded with the actor.
+     */
+    public Redriven redriveDeadLetters(String namespace, String topic, List<Long> ids, int batchSize, String actor) {
+        checkSelection(namespace, topic, ids);
+        checkBatch(batchSize);
+        checkActor(actor);
+        long redriven = 0;
+        long examined = 0;
+        for (List<Long> chunk : chunks(ids)) {
+            long after = 0;
+            while (true) {
+                Map<String, Object> params = params("namespace", namespace, "topic", topic,
+                        "ids", chunk == null ? null : chunk.toArray(Long[]::new), "afterId", after, "limit", batchSize);
+                Map<String, Object> r = sessions.inTransaction("the redrive of dead letters of namespace " + namespace, session -> {
+                    session.selectOne("operator.setActor", Map.of("actor", actor));
+                    return session.<Map<String, Object>>selectOne("operator.redriveDeadLetters", params);
+                });
+                int batchRedriven = number(r, "redriven").intValue();
+                int batchExamined = number(r, "examined").intValue();
+                redriven += batchRedriven;
+                examined += batchExamined;
+                after = number(r, "last_id").longValue();
+                LOG.info("namespace {}: {} redrove {} of {} dead letters{} (up to id {})", namespace, actor, batchRedriven,
+                        batchExamined, topic == null ? "" : " of topic " + topic, after);
+                if (batchExamined < batchSize) {
+                    break;
+                }
+            }
+        }
+        return new Redriven(redriven, examined);
+    }
+
+    /** Deletes dead letters: by ids, by topic, or the whole namespace, in bounded transactions. Returns how many. */
+    public long purgeDeadLetters(String namespace, String topic, List<Long> ids, int batchSize, String actor) {
+        checkSelection(namespace, topic, ids);
+        checkBatch(batchSize);
+        checkActor(actor);
+        long purged = 0;
+        for (List<Long> chunk : chunks(ids)) {
+            while (true) {
+                Map<String, Object> params = params("namespace", namespace, "topic", topic,
+                        "ids", chunk == null ? null : chunk.toArray(Long[]::new), "limit", batchSize);
+                int n = sessions.inTransaction("the purge of dead letters of namespace " + namespace, session -> {
+                    session.selectOne("operator.setActor", Map.of("actor", actor));
+                    return session.<Integer>selectOne("operator.purgeDeadLetters", params);
+                });
+                purged += n;
+                LOG.info("namespace {}: {} purged {} dead letters{}", namespace, actor, n, topic == null ? "" : " of topic " + topic);
+                if (n < batchSize) {
+                    break;
+                }
+            }
+        }
+        return purged;
+    }
+
+    public List<ScheduleInfo> schedules(String namespace) {
+        name("namespace", namespace);
+        return rows("the schedules of namespace " + namespace, "operator.listSchedules", params("namespace", namespace)).stream()
+                .map(r -> new ScheduleInfo(text(r, "name"), text(r, "queue"), text(r, "cron_expression"), text(r, "every_interval"),
+                        text(r, "timezone"), Boolean.TRUE.equals(r.get("paused")), instant(r, "next_run_at"), instant(r, "last_run_at")))
+                .toList();
+    }
+
+    /** True when it was running; {@link ScheduleNotFoundException} for an unknown name. */
+    public boolean pauseSchedule(String namespace, String name, String actor) {
+        return scheduleChange("pauseSchedule", namespace, name, actor);
+    }
+
+    /** True when it was paused; {@link ScheduleNotFoundException} for an unknown name. */
+    public boolean resumeSchedule(String namespace, String name, String actor) {
+        return scheduleChange("resumeSchedule", namespace, name, actor);
+    }
+
+    /** Fires the schedule once now; the message id, or null when a live message holds this firing's key. */
+    public Long runScheduleNow(String namespace, String name, String actor) {
+        name("namespace", namespace);
+        name("name", name);
+        checkActor(actor);
+        return scheduleCall(namespace, name, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return session.<Long>selectOne("operator.runScheduleNow", params("namespace", namespace, "name", name));
+        });
+    }
+
+    private boolean scheduleChange(String statement, String namespace, String name, String actor) {
+        name("namespace", namespace);
+        name("name", name);
+        checkActor(actor);
+        return scheduleCall(namespace, name, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return Boolean.TRUE.equals(session.selectOne("operator." + statement, params("namespace", namespace, "name", name)));
+        });
+    }
+
+    private <T> T scheduleCall(String namespace, String name, java.util.function.Function<SqlSession, T> work) {
+        try {
+            return sessions.inTransaction("a change of schedule " + name + " in namespace " + namespace, work);
+        } catch (RuntimeException e) {
+            SQLException sql = PostgresErrors.findSqlException(e);
+            if (sql != null && "QU003".equals(sql.getSQLState())) {
+                throw new ScheduleNotFoundException(namespace, name);
+            }
+            throw e;
+        }
+    }
+
+    // ------------------------------------------------------------------ checks and conversions
+
+    private static void checkSelection(String namespace, String topic, List<Long> ids) {
+        name("namespace", namespace);
+        optionalName("topic", topic);
+        if (topic != null && ids != null) {
+            throw new InvalidInputException("ids", ids, "either ids or a topic, not both");
+        }
+        if (ids != null) {
+            if (ids.isEmpty()) {
+                throw new InvalidInputException("ids", ids, "at least one message id");
+            }
+            for (Long id : ids) {
+                if (id == null || id < 1) {
+                    throw new InvalidInputException("ids", ids, "message ids, each 1 or more");
+                }
+            }
+        }
+    }
+
+    private static void checkBatch(int batchSize) {
+        if (batchSize < 1 || batchSize > MAX_BATCH) {
+            throw new InvalidInputException("batchSize", batchSize, "1 to " + MAX_BATCH);
+        }
+    }
+
+    private static void checkActor(String actor) {
+        if (actor == null || actor.isEmpty() || actor.length() > 128 || actor.chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidInputException("actor", actor, "1 to 128 characters without control characters");
+        }
+    }
+
+    private static void name(String argument, String value) {
+        if (value == null || !NAME.matcher(value).matches()) {
+            throw new InvalidInputException(argument, value, NAME_RULE);
+        }
+    }
+
+    private static void optionalName(String argument, String value) {
+        if (value != null) {
+            name(argument, value);
+        }
+    }
+
+    private static void positive(String argument, long value) {
+        if (value < 1) {
+            throw new InvalidInputException(argument, value, "a message id, 1 or more");
+        }
+    }
+
+    /** Ids in chunks the SQL functions take at once; a list of one null chunk when selecting by topic. */
+    private static List<List<Long>> chunks(List<Long> ids) {
+        List<List<Long>> chunks = new ArrayList<>();
+        if (ids == null) {
+            chunks.add(null);
+            return chunks;
+        }
+        for (int from = 0; from < ids.size(); from += MAX_BATCH) {
+            chunks.add(ids.subList(from, Math.min(ids.size(), from + MAX_BATCH)));
+        }
+        return chunks;
+    }
+
+    private List<Map<String, Object>> rows(String operation, String statement, Map<String, Object> params) {
+        return sessions.autoCommit(operation, session -> session.selectList(statement, params));
+    }
+
+    private static Map<String, Object> params(Object... pairs) {
+        Map<String, Object> map = new HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            map.put((String) pairs[i], pairs[i + 1]);
+        }
+        return map;
+    }
+
+    private static String text(Map<String, Object> row, String column) {
+        Object value = row.get(column);
+        return value == null ? null : value.toString();
+    }
+
+    private static Number number(Map<String, Object> row, String column) {
+        return (Number) row.get(column);
+    }
+
+    private static Integer integer(Map<String, Object> row, String column) {
+        Number value = number(row, column);
+        return value == null ? null : value.intValue();
+    }
+
+    private static List<String> words(Map<String, Object> row, String column) {
+        String value = text(row, column);
+        return value == null || value.isEmpty() ? List.of() : Arrays.asList(value.split(" "));
+    }
+
+    private static Instant instant(Map<String, Object> row, String column) {
+        Object value = row.get(column);
+        if (value == null) {
+            return null;
+        }
+        if (value instanceof Timestamp timestamp) {
+            return timestamp.toInstant();
+        }
+        if (value instanceof OffsetDateTime time) {
+            return time.toInstant();
+        }
+        throw new IllegalStateException("column " + column + " is not a timestamp: " + value.getClass().getName());
+    }
+}

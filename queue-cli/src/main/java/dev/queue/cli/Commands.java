@@ -1,0 +1,310 @@
+package dev.queue.cli;
+
+import dev.queue.postgres.PostgresOperator;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** The commands of {@link QueueCli}, one class each. */
+final class Commands {
+
+    private Commands() {
+    }
+
+    /** What every command has: the shared options, and the output they choose. */
+    abstract static class Base implements Callable<Integer> {
+
+        @Mixin
+        Target target;
+
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        Output output() {
+            return new Output(spec.commandLine().getOut(), target.json);
+        }
+
+        @Override
+        public final Integer call() {
+            return run(target.operator(), output());
+        }
+
+        abstract int run(PostgresOperator operator, Output output);
+    }
+
+    /** Who a change is recorded as: the option, else the operating system's user. */
+    abstract static class Change extends Base {
+
+        @Option(names = "--actor", paramLabel = "NAME", defaultValue = "${sys:user.name}",
+                description = "who the change is recorded as (default: the OS user, ${DEFAULT-VALUE})")
+        String actor;
+    }
+
+    @Command(name = "migrate", description = "Brings the schema to the latest version (what a starting queue does).")
+    static final class Migrate extends Base {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            List<Integer> applied = operator.migrate();
+            output.say(applied.isEmpty() ? "schema " + operator.schema() + " is up to date"
+                    : "schema " + operator.schema() + ": applied migrations " + applied);
+            output.result(Map.of("schema", operator.schema(), "applied", applied));
+            return 0;
+        }
+    }
+
+    @Command(name = "status", description = {"Health warnings, each with its evidence and what to do.",
+            "Exit code 1 when there is any: usable as a monitoring check."})
+    static final class Status extends Base {
+
+        @Option(names = "--all-namespaces", description = "check every namespace, not only --namespace")
+        boolean allNamespaces;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            List<PostgresOperator.Warning> warnings = operator.health(allNamespaces ? null : target.namespace);
+            if (output.json()) {
+                output.table(warnings);
+            } else if (warnings.isEmpty()) {
+                output.say("healthy: no warnings" + (allNamespaces ? "" : " for namespace " + target.namespace));
+            } else {
+                for (PostgresOperator.Warning warning : warnings) {
+                    output.say("WARNING " + warning.code() + (warning.topic() == null ? "" : " (" + warning.namespace() + "/" + warning.topic() + ")"));
+                    output.say("  " + warning.message());
+                    output.say("  evidence: " + warning.evidence());
+                    output.say("  to do: " + warning.advice());
+                }
+            }
+            return warnings.isEmpty() ? 0 : QueueCli.WARNINGS;
+        }
+    }
+
+    @Command(name = "stats", description = "The namespace's message counts.")
+    static final class Stats extends Base {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            PostgresOperator.Stats stats = operator.stats(target.namespace);
+            output.object(stats);
+            return 0;
+        }
+    }
+
+    @Command(name = "topics", description = "Per topic: message counts and how many live workers subscribe it.")
+    static final class Topics extends Base {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            output.table(operator.topics(target.namespace), "topic", "pending", "running", "completed", "dead", "total", "liveSubscribers");
+            return 0;
+        }
+    }
+
+    @Command(name = "workers", description = "The queue processes that heartbeat: alive ones first, then gone ones.")
+    static final class Workers extends Base {
+
+        @Option(names = "--all-namespaces", description = "every worker, not only those subscribing --namespace")
+        boolean allNamespaces;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            output.table(operator.workers(allNamespaces ? null : target.namespace), "id", "host", "pid", "status", "listener", "topics",
+                    "concurrency", "inFlight", "heartbeatAt", "startedAt", "version");
+            return 0;
+        }
+    }
+
+    @Command(name = "inspect", aliases = "explain", description = {"Why a message did not run (or did): a verdict, then the facts.",
+            "Exit code 1 when the namespace has no such message."})
+    static final class Inspect extends Base {
+
+        @Parameters(paramLabel = "ID", description = "the message id")
+        long id;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            PostgresOperator.Explanation explanation = operator.explain(target.namespace, id);
+            output.object(explanation);
+            return "unknown".equals(explanation.state()) ? QueueCli.WARNINGS : 0;
+        }
+    }
+
+    @Command(name = "dead", description = "Dead letters: list, redrive, purge.",
+            subcommands = {DeadList.class, DeadRedrive.class, DeadPurge.class})
+    static final class Dead implements Runnable {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public void run() {
+            throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: list, redrive or purge");
+        }
+    }
+
+    @Command(name = "list", description = "One page of dead letters, oldest first.")
+    static final class DeadList extends Base {
+
+        @Option(names = "--topic", paramLabel = "TOPIC", description = "only this topic")
+        String topic;
+
+        @Option(names = "--after-id", paramLabel = "ID", defaultValue = "0", description = "the page after this id (the last of the previous page)")
+        long afterId;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "rows per page, 1 to 1000 (default: ${DEFAULT-VALUE})")
+        int limit;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            List<PostgresOperator.DeadLetter> page = operator.deadLetters(target.namespace, topic, afterId, limit);
+            output.table(page, "id", "topic", "attempts", "maxAttempts", "failedAt", "failedBy", "lastError");
+            if (page.size() == limit) {
+                output.say("next page: --after-id " + page.get(page.size() - 1).id());
+            }
+            return 0;
+        }
+    }
+
+    /** Which dead letters: ids, a topic, or the whole namespace when asked for explicitly. */
+    static final class Selection {
+
+        @Parameters(paramLabel = "ID", arity = "1..*", description = "dead letter ids")
+        List<Long> ids;
+
+        @Option(names = "--topic", paramLabel = "TOPIC", required = true, description = "every dead letter of this topic")
+        String topic;
+
+        @Option(names = "--all", required = true, description = "every dead letter of the namespace")
+        boolean all;
+    }
+
+    abstract static class DeadChange extends Change {
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Selection selection;
+
+        @Option(names = "--dry-run", description = "only count the dead letters the command would take")
+        boolean dryRun;
+
+        @Option(names = "--batch-size", paramLabel = "N", defaultValue = "1000",
+                description = "dead letters per transaction, 1 to 10000 (default: ${DEFAULT-VALUE})")
+        int batchSize;
+
+        String described() {
+            return selection.ids != null ? selection.ids.size() + " given ids" : selection.topic != null ? "topic " + selection.topic : "all topics";
+        }
+
+        /** The count first: a dry run stops there. */
+        boolean countFirst(PostgresOperator operator, Output output, String verb) {
+            long count = operator.countDeadLetters(target.namespace, selection.topic, selection.ids);
+            output.say((dryRun ? "would " + verb + " " : "found ") + count + " dead letters in namespace " + target.namespace
+                    + " (" + described() + ")");
+            if (dryRun) {
+                output.result(Map.of("dryRun", true, "count", count));
+            }
+            return dryRun;
+        }
+    }
+
+    @Command(name = "redrive", description = {"Moves dead letters back to pending, due now, attempts from zero.",
+            "By ids, by --topic, or --all; in bounded transactions, recorded with the actor."})
+    static final class DeadRedrive extends DeadChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            if (countFirst(operator, output, "redrive")) {
+                return 0;
+            }
+            PostgresOperator.Redriven done = operator.redriveDeadLetters(target.namespace, selection.topic, selection.ids, batchSize, actor);
+            output.say("redrove " + done.redriven() + " of " + done.examined() + " dead letters as " + actor
+                    + (done.redriven() < done.examined() ? " (the others stay dead: a live message holds their unique key)" : ""));
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("redriven", done.redriven());
+            result.put("examined", done.examined());
+            result.put("actor", actor);
+            output.result(result);
+            return 0;
+        }
+    }
+
+    @Command(name = "purge", description = {"Deletes dead letters for good.",
+            "By ids, by --topic, or --all; in bounded transactions, recorded with the actor in the audit log."})
+    static final class DeadPurge extends DeadChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            if (countFirst(operator, output, "purge")) {
+                return 0;
+            }
+            long purged = operator.purgeDeadLetters(target.namespace, selection.topic, selection.ids, batchSize, actor);
+            output.say("purged " + purged + " dead letters as " + actor);
+            output.result(Map.of("purged", purged, "actor", actor));
+            return 0;
+        }
+    }
+
+    @Command(name = "schedules", description = "Schedules: list, pause, resume, run-now.",
+            subcommands = {SchedulesList.class, SchedulePause.class, ScheduleResume.class, ScheduleRunNow.class})
+    static final class Schedules implements Runnable {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public void run() {
+            throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: list, pause, resume or run-now");
+        }
+    }
+
+    @Command(name = "list", description = "The namespace's schedules, by name.")
+    static final class SchedulesList extends Base {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            output.table(operator.schedules(target.namespace), "name", "topic", "cron", "every", "timeZone", "paused", "nextRunAt", "lastRunAt");
+            return 0;
+        }
+    }
+
+    abstract static class ScheduleChange extends Change {
+        @Parameters(paramLabel = "NAME", description = "the schedule's name")
+        String name;
+    }
+
+    @Command(name = "pause", description = "Keeps the schedule but fires nothing until resumed.")
+    static final class SchedulePause extends ScheduleChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean changed = operator.pauseSchedule(target.namespace, name, actor);
+            output.say(changed ? "paused " + name : name + " was already paused");
+            output.result(Map.of("schedule", name, "changed", changed));
+            return 0;
+        }
+    }
+
+    @Command(name = "resume", description = "Fires again from the next due time after now.")
+    static final class ScheduleResume extends ScheduleChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean changed = operator.resumeSchedule(target.namespace, name, actor);
+            output.say(changed ? "resumed " + name : name + " was not paused");
+            output.result(Map.of("schedule", name, "changed", changed));
+            return 0;
+        }
+    }
+
+    @Command(name = "run-now", description = "Publishes the schedule's message once now; its timetable is unchanged.")
+    static final class ScheduleRunNow extends ScheduleChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            Long id = operator.runScheduleNow(target.namespace, name, actor);
+            output.say(id == null ? "not published: a live message of " + name + " holds this firing's key" : "published message " + id);
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("schedule", name);
+            result.put("id", id);
+            output.result(result);
+            return 0;
+        }
+    }
+}
