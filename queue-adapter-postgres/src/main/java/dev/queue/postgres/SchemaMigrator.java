@@ -44,7 +44,8 @@ final class SchemaMigrator {
             new Migration(6, "identifier_collation"),
             new Migration(7, "hot_table_no_truncate"),
             new Migration(8, "sql_rules"),
-            new Migration(9, "sql_api"));
+            new Migration(9, "sql_api"),
+            new Migration(11, "tenants"));
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 
@@ -81,6 +82,9 @@ final class SchemaMigrator {
                             "description", migration.description(), "checksum", checksum));
                     appliedNow.add(migration.version());
                 }
+                if (!appliedNow.isEmpty()) {
+                    secure(session, schema);
+                }
                 int latest = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
                 applied.keySet().stream().filter(v -> v > latest).max(Integer::compare).ifPresent(v -> LOG.warn(
                         "schema {} is at version {}, newer than this library knows ({}); running anyway",
@@ -96,6 +100,19 @@ final class SchemaMigrator {
             }
         } catch (Exception e) {
             throw PostgresErrors.translate("the migration of schema " + schema, e);
+        }
+    }
+
+    /**
+     * Applies the schema's privileges, row-level security and function attributes again (version 11's
+     * {@code _secure_schema()}), generically over what the schema now holds: a version applied after 11 (or
+     * applied out of order) may have created or re-created functions, which CREATE OR REPLACE leaves without
+     * SECURITY DEFINER and without their fixed search_path.
+     */
+    private static void secure(SqlSession session, String schema) throws java.sql.SQLException {
+        try (Statement statement = session.getConnection().createStatement()) {
+            statement.execute("DO $$ BEGIN IF to_regprocedure('\"" + schema + "\"._secure_schema()') IS NOT NULL THEN "
+                    + "PERFORM \"" + schema + "\"._secure_schema(); END IF; END $$");
         }
     }
 
