@@ -337,7 +337,7 @@ public final class PostgresQueueConfig {
         return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
                 + ", completedRetention=" + completedRetention + ", listen=" + listen + ", notifyWindow=" + notifyWindow
                 + ", vacuumInterval=" + vacuumInterval + ", durableAcknowledgements=" + durableAcknowledgements
-                + (actor == null ? "" : ", actor=" + actor)
+                + ", actor=" + (actor == null ? "none" : actor)
                 + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + ", queueOptions=" + queueOptions + '}';
     }
 }

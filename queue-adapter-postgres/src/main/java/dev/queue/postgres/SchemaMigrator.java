@@ -47,6 +47,9 @@ final class SchemaMigrator {
             new Migration(9, "sql_api"),
             new Migration(11, "tenants"));
 
+    /** The migration that ends with {@code _secure_schema()}. */
+    static final int SECURING_VERSION = 11;
+
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 
     private SchemaMigrator() {
@@ -82,7 +85,8 @@ final class SchemaMigrator {
                             "description", migration.description(), "checksum", checksum));
                     appliedNow.add(migration.version());
                 }
-                if (!appliedNow.isEmpty()) {
+                // version 11 ends by securing the schema itself: again only when something ran after it
+                if (!appliedNow.isEmpty() && appliedNow.get(appliedNow.size() - 1) != SECURING_VERSION) {
                     secure(session, schema);
                 }
                 int latest = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
