@@ -162,6 +162,31 @@ class SqlTenantLifecycleTest {
         assertThat(unknown.getServerErrorMessage().getMessage()).contains("no_such_role_anywhere");
     }
 
+    /**
+     * The policy's functions run once per statement (InitPlans), not once per row: a trusted role (the superuser as
+     * session user, the app role as current user, so the policy applies) counts 200 rows with one call of
+     * is_trusted() and none of granted_namespaces().
+     */
+    @Test
+    void thePolicyCallsItsFunctionsOncePerStatementNotPerRow() throws SQLException {
+        String app = roles.login("counter", "queue_app");
+        db.rows("SELECT * FROM queue.push_batch('counted', 'q', array_fill('{}'::json, ARRAY[200]))");
+        try (Connection c = db.connect()) {
+            c.setAutoCommit(false);
+            rows(c, "SET LOCAL track_functions = 'all'");
+            rows(c, "SET LOCAL ROLE " + app);
+            assertThat(value(c, "SELECT count(*) FROM queue.messages WHERE namespace = 'counted'")).isEqualTo(200L);
+            String plan = rows(c, "EXPLAIN (COSTS OFF) SELECT * FROM queue.messages WHERE namespace = 'counted'").stream()
+                    .map(r -> r.values().iterator().next().toString()).reduce("", (a, b) -> a + b + "\n");
+            rows(c, "RESET ROLE");
+            assertThat(plan).contains("InitPlan");
+            assertThat(rows(c, "SELECT funcname::text AS f, calls FROM pg_stat_xact_user_functions "
+                    + "WHERE schemaname = 'queue' ORDER BY 1"))
+                    .extracting(r -> r.get("f") + " " + r.get("calls")).containsExactly("is_trusted 1");
+            c.rollback();
+        }
+    }
+
     @Test
     void setupRolesIsIdempotent() {
         db.rows("CALL queue.setup_roles()");
