@@ -1,5 +1,6 @@
 package dev.queue.inmemory;
 
+import dev.queue.api.AttemptFailure;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
@@ -278,6 +279,7 @@ public final class InMemoryMessageStore implements MessageStore {
                 return Outcome.LEASE_LOST;
             }
             Instant now = now(command.time());
+            recordFailure(msg, command.error(), now);
             stopRunning(msg);
             msg.lastError = command.error();
             Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
@@ -300,6 +302,7 @@ public final class InMemoryMessageStore implements MessageStore {
             if (msg == null) {
                 return Outcome.LEASE_LOST;
             }
+            recordFailure(msg, command.error(), now(command.time()));
             stopRunning(msg);
             msg.lastError = command.error();
             bury(msg, now(command.time()));
@@ -374,6 +377,8 @@ public final class InMemoryMessageStore implements MessageStore {
                 }
             }
             for (Msg msg : expired) {
+                recordFailure(msg, Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts)
+                        ? LEASE_EXPIRED : LEASE_EXPIRED_ON_LAST_ATTEMPT, now);
                 stopRunning(msg);
                 if (Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts)) {
                     msg.lastError = LEASE_EXPIRED;
@@ -561,7 +566,7 @@ public final class InMemoryMessageStore implements MessageStore {
             }
             return Optional.of(new MessageInfo(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.state, msg.json,
                     msg.headers, msg.priority, msg.attempts, msg.maxAttempts, msg.uniqueKey, msg.publishedAt, msg.runAt,
-                    msg.leaseUntil, msg.worker, msg.lastError));
+                    msg.leaseUntil, msg.worker, msg.lastError, List.copyOf(msg.failures)));
         } finally {
             lock.unlock();
         }
@@ -691,6 +696,14 @@ public final class InMemoryMessageStore implements MessageStore {
         }
     }
 
+    /** The attempt of a running message ended in a failure: kept in its history (the last few only). */
+    private static void recordFailure(Msg msg, String error, Instant now) {
+        msg.failures.addLast(new AttemptFailure(msg.attempts, error, msg.worker, now));
+        while (msg.failures.size() > MessageInfo.HISTORY_LIMIT) {
+            msg.failures.removeFirst();
+        }
+    }
+
     /** A message whose lease was stopped becomes a dead letter. */
     private void bury(Msg msg, Instant now) {
         forget(msg);
@@ -789,6 +802,7 @@ public final class InMemoryMessageStore implements MessageStore {
         Instant leaseUntil;
         String lastError;
         Instant failedAt;
+        final java.util.ArrayDeque<AttemptFailure> failures = new java.util.ArrayDeque<>();
 
         Msg(long id, NewMessage message, TopicState topic, Instant runAt, Instant publishedAt) {
             this.id = id;

@@ -65,6 +65,7 @@ final class MyBatisSupport {
 
         configuration.getTypeAliasRegistry().registerAlias("PublishRow", Rows.PublishRow.class);
         configuration.getTypeAliasRegistry().registerAlias("InfoRow", Rows.InfoRow.class);
+        configuration.getTypeAliasRegistry().registerAlias("AttemptRow", Rows.AttemptRow.class);
         configuration.getTypeAliasRegistry().registerAlias("DeadLetterRow", Rows.DeadLetterRow.class);
         configuration.getTypeAliasRegistry().registerAlias("StatsRow", Rows.StatsRow.class);
         configuration.getTypeAliasRegistry().registerAlias("OutcomeRow", Rows.OutcomeRow.class);

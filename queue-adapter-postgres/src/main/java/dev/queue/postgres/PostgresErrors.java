@@ -1,9 +1,12 @@
 package dev.queue.postgres;
 
+import dev.queue.api.NamespaceAccessDeniedException;
 import dev.queue.api.QueueException;
 import dev.queue.api.StoreUnavailableException;
 
 import java.sql.SQLException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The one place where driver, pool and MyBatis failures become the port's exception. Every path of the
@@ -11,6 +14,12 @@ import java.sql.SQLException;
  * {@link StoreUnavailableException} (or a {@link QueueException} the adapter threw on purpose).
  */
 final class PostgresErrors {
+
+    /** The queue's SQLSTATE for a namespace not granted to the login role (migration 11). */
+    static final String NOT_GRANTED = "QU005";
+    /** PostgreSQL's insufficient_privilege. */
+    static final String PERMISSION_DENIED = "42501";
+    private static final Pattern NAMESPACE_NAMED = Pattern.compile("namespace \"([^\"]*)\"");
 
     private PostgresErrors() {
     }
@@ -28,6 +37,15 @@ final class PostgresErrors {
             throw error;
         }
         SQLException sql = findSqlException(failure);
+        if (sql != null && (NOT_GRANTED.equals(sql.getSQLState()) || PERMISSION_DENIED.equals(sql.getSQLState()))) {
+            String detail = sql.getMessage() == null ? "" : sql.getMessage().strip();
+            Matcher named = NAMESPACE_NAMED.matcher(detail);
+            return new NamespaceAccessDeniedException(named.find() ? named.group(1) : null,
+                    "PostgreSQL refused " + operation + " (SQL state " + sql.getSQLState() + "): " + detail
+                            + (PERMISSION_DENIED.equals(sql.getSQLState())
+                                    ? " (a tenant role may use the queue only through its SQL functions, docs/tenants.md)" : ""),
+                    failure);
+        }
         StringBuilder message = new StringBuilder("PostgreSQL failed during ").append(operation);
         if (sql != null && sql.getSQLState() != null) {
             message.append(" (SQL state ").append(sql.getSQLState()).append(')');

@@ -2,6 +2,7 @@ package dev.queue.postgres;
 
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
+import dev.queue.api.AttemptFailure;
 import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
@@ -539,10 +540,20 @@ final class PostgresMessageStore implements MessageStore {
         Map<String, Object> params = new HashMap<>();
         params.put("namespace", namespace);
         params.put("id", id);
-        Rows.InfoRow row = autoCommit("find", session -> session.selectOne("queue.find", params));
+        Rows.InfoRow row;
+        List<Rows.AttemptRow> attempts;
+        // one read-only transaction, so the history belongs to the row found
+        Object[] found = inTransaction("find", session -> {
+            Rows.InfoRow info = session.selectOne("queue.find", params);
+            return new Object[] {info, info == null ? List.of() : session.selectList("queue.findAttempts", params)};
+        });
+        row = (Rows.InfoRow) found[0];
         if (row == null) {
             return Optional.empty();
         }
+        @SuppressWarnings("unchecked")
+        List<Rows.AttemptRow> history = (List<Rows.AttemptRow>) found[1];
+        attempts = history;
         MessageState state = switch (row.state) {
             case "pending" -> MessageState.PENDING;
             case "running" -> MessageState.RUNNING;
@@ -550,7 +561,8 @@ final class PostgresMessageStore implements MessageStore {
         };
         return Optional.of(new MessageInfo(MessageId.of(row.id), row.namespace, row.topic, state, row.payload,
                 HeadersJson.read(row.headers), row.priority, row.attempts, row.maxAttempts, row.uniqueKey,
-                row.publishedAt, row.runAt, row.leaseUntil, row.worker, row.lastError));
+                row.publishedAt, row.runAt, row.leaseUntil, row.worker, row.lastError,
+                attempts.stream().map(a -> new AttemptFailure(a.attempt, a.error, a.worker, a.failedAt)).toList()));
     }
 
     @Override

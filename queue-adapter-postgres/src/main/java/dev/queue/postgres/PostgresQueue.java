@@ -118,6 +118,11 @@ public final class PostgresQueue implements Queue {
             hikari.setPoolName("queue-" + config.schema());
             hikari.setAutoCommit(true);
             configureForLongLivedConnections(hikari, jdbcUrl, config.schema());
+            if (config.actor() != null) {
+                // once per physical connection, not per borrow
+                hikari.setConnectionInitSql("SELECT set_config('queue.actor', '" + config.actor().replace("'", "''")
+                        + "', false)");
+            }
             pool = new HikariDataSource(hikari);
         } catch (RuntimeException e) {
             throw PostgresErrors.translate("connecting to " + jdbcUrl, e);
@@ -166,7 +171,9 @@ public final class PostgresQueue implements Queue {
         MaintenanceRunner vacuum = null;
         try {
             String schema = config.schema();
-            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(dataSource, schema);
+            DataSource connections = ownedPool == null && config.actor() != null
+                    ? new ActorDataSource(dataSource, config.actor()) : dataSource;
+            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(connections, schema);
             if (config.migrateOnStart()) {
                 SchemaMigrator.migrate(sessions, schema);
             } else {

@@ -65,11 +65,13 @@ public final class PostgresQueueConfig {
     private final Duration notifyWindow;
     private final Duration vacuumInterval;
     private final boolean durableAcknowledgements;
+    private final String actor;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
                                 CompletedRetention completedRetention, boolean listen, ManualClock clock, Duration notifyWindow,
-                                Duration vacuumInterval, boolean durableAcknowledgements) {
+                                Duration vacuumInterval, boolean durableAcknowledgements, String actor) {
         this.schema = schema;
+        this.actor = actor;
         this.queueOptions = queueOptions;
         this.poolSize = poolSize;
         this.migrateOnStart = migrateOnStart;
@@ -93,8 +95,10 @@ public final class PostgresQueueConfig {
         Duration notifyWindow;
         Duration vacuumInterval;
         boolean durableAcknowledgements;
+        String actor;
 
         Values(PostgresQueueConfig from) {
+            actor = from.actor;
             schema = from.schema;
             queueOptions = from.queueOptions;
             poolSize = from.poolSize;
@@ -113,7 +117,7 @@ public final class PostgresQueueConfig {
         Values next = new Values(this);
         change.accept(next);
         return new PostgresQueueConfig(next.schema, next.queueOptions, next.poolSize, next.migrateOnStart, next.completedRetention,
-                next.listen, next.clock, next.notifyWindow, next.vacuumInterval, next.durableAcknowledgements);
+                next.listen, next.clock, next.notifyWindow, next.vacuumInterval, next.durableAcknowledgements, next.actor);
     }
 
     /**
@@ -122,7 +126,26 @@ public final class PostgresQueueConfig {
      */
     public static PostgresQueueConfig defaults() {
         return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
-                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL, false);
+                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL, false, null);
+    }
+
+    /**
+     * Who this queue acts for in the audit trail (docs/tenants.md): the session setting {@code queue.actor} of the
+     * queue's connections, recorded as {@code published_by}, {@code failed_by}, in {@code audit_log} and in the
+     * attempt history. 1 to 128 characters without control characters, or null (the default) for none. The pool
+     * of {@link PostgresQueue#connect} sets it once per connection; over an application's DataSource the queue sets
+     * it on each connection it borrows (one more statement per borrow), and it stays on that connection.
+     */
+    public PostgresQueueConfig actor(String value) {
+        if (value != null && (value.isEmpty() || value.length() > 128 || value.chars().anyMatch(Character::isISOControl))) {
+            throw new InvalidInputException("actor", value, "1 to 128 characters without control characters, or null");
+        }
+        return with(next -> next.actor = value);
+    }
+
+    /** Null when none. */
+    public String actor() {
+        return actor;
     }
 
     /**
@@ -314,6 +337,7 @@ public final class PostgresQueueConfig {
         return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
                 + ", completedRetention=" + completedRetention + ", listen=" + listen + ", notifyWindow=" + notifyWindow
                 + ", vacuumInterval=" + vacuumInterval + ", durableAcknowledgements=" + durableAcknowledgements
+                + ", actor=" + (actor == null ? "none" : actor)
                 + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + ", queueOptions=" + queueOptions + '}';
     }
 }

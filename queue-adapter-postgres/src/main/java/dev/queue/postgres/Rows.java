@@ -39,6 +39,14 @@ final class Rows {
         String lastError;
     }
 
+    /** One failed attempt of a message (table attempt_errors). */
+    static final class AttemptRow {
+        int attempt;
+        String error;
+        String worker;
+        Instant failedAt;
+    }
+
     static final class DeadLetterRow {
         long id;
         String namespace;

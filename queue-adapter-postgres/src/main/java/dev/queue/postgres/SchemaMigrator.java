@@ -45,7 +45,11 @@ final class SchemaMigrator {
             new Migration(7, "hot_table_no_truncate"),
             new Migration(8, "sql_rules"),
             new Migration(9, "sql_api"),
+            new Migration(11, "tenants"),
             new Migration(12, "operator"));
+
+    /** The migration that ends with {@code _secure_schema()}. */
+    static final int SECURING_VERSION = 11;
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 
@@ -82,6 +86,10 @@ final class SchemaMigrator {
                             "description", migration.description(), "checksum", checksum));
                     appliedNow.add(migration.version());
                 }
+                // version 11 ends by securing the schema itself: again only when something ran after it
+                if (!appliedNow.isEmpty() && appliedNow.get(appliedNow.size() - 1) != SECURING_VERSION) {
+                    secure(session, schema);
+                }
                 int latest = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
                 applied.keySet().stream().filter(v -> v > latest).max(Integer::compare).ifPresent(v -> LOG.warn(
                         "schema {} is at version {}, newer than this library knows ({}); running anyway",
@@ -97,6 +105,19 @@ final class SchemaMigrator {
             }
         } catch (Exception e) {
             throw PostgresErrors.translate("the migration of schema " + schema, e);
+        }
+    }
+
+    /**
+     * Applies the schema's privileges, row-level security and function attributes again (version 11's
+     * {@code _secure_schema()}), generically over what the schema now holds: a version applied after 11 (or
+     * applied out of order) may have created or re-created functions, which CREATE OR REPLACE leaves without
+     * SECURITY DEFINER and without their fixed search_path.
+     */
+    private static void secure(SqlSession session, String schema) throws java.sql.SQLException {
+        try (Statement statement = session.getConnection().createStatement()) {
+            statement.execute("DO $$ BEGIN IF to_regprocedure('\"" + schema + "\"._secure_schema()') IS NOT NULL THEN "
+                    + "PERFORM \"" + schema + "\"._secure_schema(); END IF; END $$");
         }
     }
 

@@ -39,6 +39,7 @@ class PostgresQueueConfigTest {
         assertThat(config.listen()).isTrue();
         assertThat(config.clock()).isNull();
         assertThat(config.durableAcknowledgements()).isFalse();
+        assertThat(config.actor()).isNull();
         assertThat(config.queueOptions().defaultMaxAttempts()).isEqualTo(QueueOptions.DEFAULT_MAX_ATTEMPTS);
     }
 

@@ -60,6 +60,35 @@ public abstract class RetryAndBackoffContract extends ContractSupport {
     }
 
     @Test
+    public void inspectListsEveryFailedAttemptWithItsErrorWorkerAndNumber() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(3));
+        assertThat(info(id).attemptHistory()).isEmpty();
+        ns.nack(pullOne(FIXED, "w1"), "first");
+        advance(Duration.ofSeconds(7));
+        ns.nack(pullOne(FIXED, "w2"), "second");
+        advance(Duration.ofSeconds(7));
+        assertThat(ns.fail(pullOne(FIXED, "w3"), "third")).isEqualTo(Outcome.DEAD_LETTERED);
+
+        MessageInfo info = info(id);
+        assertThat(info.state()).isEqualTo(MessageState.DEAD);
+        assertThat(info.attemptHistory())
+                .extracting(a -> a.attempt() + " " + a.error() + " " + a.worker())
+                .containsExactly("1 first w1", "2 second w2", "3 third w3");
+        assertThat(info.attemptHistory()).allSatisfy(a -> assertThat(a.failedAt()).isNotNull());
+    }
+
+    @Test
+    public void theAttemptHistoryKeepsTheLastTwentyFailures() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(30));
+        for (int i = 1; i <= 25; i++) {
+            assertThat(ns.nack(pullOne(FIXED), "failure " + i, Duration.ZERO)).isEqualTo(Outcome.RETRY_SCHEDULED);
+        }
+        assertThat(info(id).attemptHistory()).hasSize(MessageInfo.HISTORY_LIMIT)
+                .extracting(a -> a.attempt() + " " + a.error())
+                .startsWith("6 failure 6").endsWith("25 failure 25");
+    }
+
+    @Test
     public void backoffScheduleDoublesUpToCapWithoutJitter() {
         MessageId id = publish(Message.to(EXACT).maxAttempts(10));
         long[] expectedSeconds = {1, 2, 4, 8, 8, 8};
