@@ -399,8 +399,8 @@ $$;
 
 -- ------------------------------------------------------------------ why did this message not run?
 
--- One row: a one-sentence verdict, then the facts it rests on. attempt_history is NULL until a table of
--- per-attempt errors exists, and the last error is always in last_error. state 'completed' comes only from the
+-- One row: a one-sentence verdict, then the facts it rests on. attempt_history lists the failed attempts kept
+-- (NULL when none failed), and the last error is always in last_error. state 'completed' comes only from the
 -- archive (completed messages are otherwise gone), 'unknown' when the id is nowhere in the namespace.
 CREATE FUNCTION "${schema}".explain(p_namespace text, p_id bigint)
 RETURNS TABLE (verdict text, id bigint, queue text, state text, now timestamptz, run_at timestamptz,
@@ -422,6 +422,12 @@ BEGIN
     END IF;
     id := p_id;
     now := v_now;
+    -- the failed attempts version 11 keeps (the last 20 of each message), oldest first
+    attempt_history := (
+        SELECT jsonb_agg(jsonb_build_object('attempt', a.attempt, 'error', a.error, 'worker', a.worker,
+                                            'failed_at', a.failed_at) ORDER BY a.id)
+        FROM "${schema}".attempt_errors a
+        WHERE a.message_id = p_id AND a.namespace = p_namespace);
     SELECT * INTO m FROM "${schema}".messages x WHERE x.namespace = p_namespace AND x.id = p_id;
     IF FOUND THEN
         queue := m.topic;
