@@ -20,7 +20,6 @@ import org.apache.ibatis.type.TypeHandlerRegistry;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.InputStream;
-import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -29,16 +28,20 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 
 /**
  * Builds the MyBatis configuration of one schema: the pool (or the caller's DataSource) under a
- * {@link JdbcTransactionFactory}, the mapper {@code QueueMapper.xml} with {@code ${schema}} bound to the validated
- * schema name, and the type handlers for {@code timestamptz} and PostgreSQL arrays.
+ * {@link JdbcTransactionFactory}, one mapper per area ({@link #MAPPERS}) with {@code ${schema}} bound to the
+ * validated schema name, and the type handlers for {@code timestamptz}, PostgreSQL arrays and message headers.
  */
 final class MyBatisSupport {
 
-    static final String MAPPER = "dev/queue/postgres/QueueMapper.xml";
+    /** The mapper of each area, named after its interface (the XML's namespace). */
+    static final List<Class<?>> MAPPERS = List.of(MessageMapper.class, DeadLetterMapper.class, ScheduleMapper.class,
+            WakeUpMapper.class, MaintenanceMapper.class);
 
     private MyBatisSupport() {
     }
@@ -57,24 +60,18 @@ final class MyBatisSupport {
 
         TypeHandlerRegistry handlers = configuration.getTypeHandlerRegistry();
         handlers.register(Instant.class, new InstantHandler());
-        handlers.register(String[].class, new ArrayHandler<String>("text"));
-        handlers.register(Long[].class, new ArrayHandler<Long>("int8"));
-        handlers.register(Integer[].class, new ArrayHandler<Integer>("int4"));
+        handlers.register(String[].class, new ArrayHandler<String>());
+        handlers.register(Long[].class, new ArrayHandler<Long>());
+        handlers.register(Integer[].class, new ArrayHandler<Integer>());
 
-        configuration.getTypeAliasRegistry().registerAlias("PublishRow", Rows.PublishRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("InfoRow", Rows.InfoRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("DeadLetterRow", Rows.DeadLetterRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("StatsRow", Rows.StatsRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("OutcomeRow", Rows.OutcomeRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("RescueRow", Rows.RescueRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("RedriveRow", Rows.RedriveRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("VersionRow", Rows.VersionRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("ScheduleRow", Rows.ScheduleRow.class);
-
-        try (InputStream mapper = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), MAPPER)) {
-            new XMLMapperBuilder(mapper, configuration, MAPPER, configuration.getSqlFragments()).parse();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + MAPPER + " from the class path", e);
+        for (Class<?> mapper : MAPPERS) {
+            String resource = mapper.getName().replace('.', '/') + ".xml";
+            try (InputStream xml = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), resource)) {
+                // parsing binds the namespace to its interface (configuration.addMapper)
+                new XMLMapperBuilder(xml, configuration, resource, configuration.getSqlFragments()).parse();
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read " + resource + " from the class path", e);
+            }
         }
         return new SqlSessionFactoryBuilder().build(configuration);
     }
@@ -87,6 +84,38 @@ final class MyBatisSupport {
         Configuration configuration = factory.getConfiguration();
         Executor executor = configuration.newExecutor(new ManagedTransaction(connection, false), ExecutorType.SIMPLE);
         return new DefaultSqlSession(configuration, executor, false);
+    }
+
+    /**
+     * Message headers, a jsonb column read as text, as the unmodifiable map the port carries. Public with a public
+     * constructor: MyBatis instantiates the handlers that result maps name.
+     */
+    public static final class HeadersHandler extends BaseTypeHandler<Map<String, String>> {
+
+        public HeadersHandler() {
+            // for MyBatis
+        }
+
+        @Override
+        public void setNonNullParameter(PreparedStatement ps, int i, Map<String, String> parameter, JdbcType jdbcType)
+                throws SQLException {
+            ps.setString(i, HeadersJson.write(parameter));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(ResultSet rs, String columnName) throws SQLException {
+            return HeadersJson.read(rs.getString(columnName));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(ResultSet rs, int columnIndex) throws SQLException {
+            return HeadersJson.read(rs.getString(columnIndex));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(CallableStatement cs, int columnIndex) throws SQLException {
+            return HeadersJson.read(cs.getString(columnIndex));
+        }
     }
 
     /** timestamptz as {@link Instant}, through {@link OffsetDateTime} so no time zone of the JVM is involved. */
@@ -117,19 +146,16 @@ final class MyBatisSupport {
         }
     }
 
-    /** A Java array as a PostgreSQL array of the given element type (bound once, unnested in SQL). */
+    /**
+     * A Java array ({@code String[]}, {@code Long[]}, {@code Integer[]}) as a PostgreSQL array, bound once and
+     * unnested in SQL. {@code setObject} encodes it with the array type's fixed OID; {@code createArrayOf} would
+     * look the type up by name on every call.
+     */
     static final class ArrayHandler<T> extends BaseTypeHandler<T[]> {
-
-        private final String elementType;
-
-        ArrayHandler(String elementType) {
-            this.elementType = elementType;
-        }
 
         @Override
         public void setNonNullParameter(PreparedStatement ps, int i, T[] parameter, JdbcType jdbcType) throws SQLException {
-            Array array = ps.getConnection().createArrayOf(elementType, parameter);
-            ps.setArray(i, array);
+            ps.setObject(i, parameter);
         }
 
         @Override

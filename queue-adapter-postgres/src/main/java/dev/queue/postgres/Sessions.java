@@ -6,7 +6,10 @@ import org.apache.ibatis.session.SqlSessionFactory;
 import java.util.Objects;
 import java.util.function.Function;
 
-/** Runs work in MyBatis sessions of the pool: one auto-committed statement, or one transaction. */
+/**
+ * Runs work in MyBatis sessions of the pool, through one area's mapper: one auto-committed statement, or one
+ * transaction. The only way the adapter reaches the database, apart from a caller's own connection.
+ */
 final class Sessions {
 
     private final SqlSessionFactory factory;
@@ -19,10 +22,10 @@ final class Sessions {
         return factory;
     }
 
-    /** One statement in its own transaction (auto-commit). */
-    <T> T autoCommit(String operation, Function<SqlSession, T> work) {
+    /** One statement of the mapper {@code area} in its own transaction (auto-commit). */
+    <M, T> T autoCommit(String operation, Class<M> area, Function<M, T> work) {
         try (SqlSession session = factory.openSession(true)) {
-            return work.apply(session);
+            return work.apply(session.getMapper(area));
         } catch (RuntimeException e) {
             throw PostgresErrors.translate(operation, e);
         }
