@@ -701,6 +701,133 @@ BEGIN
 END
 $$;
 
+-- ------------------------------------------------------------------ schedules
+
+-- A schedule row as the caller prepared it (the Java domain, or _prepare_schedule): stored when the name is
+-- free. True when stored.
+CREATE FUNCTION "${schema}"._engine_schedule_insert(
+    p_namespace text, p_name text, p_cron text, p_interval_micros bigint, p_time_zone text, p_topic text,
+    p_payload text, p_headers text, p_priority integer, p_max_attempts integer, p_start_at timestamptz,
+    p_end_at timestamptz, p_missed_policy text, p_missed_bound integer, p_missed_grace_micros bigint,
+    p_paused boolean, p_next_run_at timestamptz, p_last_run_at timestamptz, p_created_at timestamptz,
+    p_updated_at timestamptz, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO "${schema}".schedules (namespace, name, cron, interval_micros, time_zone, topic, payload, headers,
+                                       priority, max_attempts, start_at, end_at, missed_policy, missed_bound,
+                                       missed_grace_micros, paused, next_run_at, last_run_at, created_at, updated_at,
+                                       updated_by)
+    VALUES (p_namespace, p_name, p_cron, p_interval_micros, p_time_zone, p_topic, p_payload::json, p_headers::jsonb,
+            p_priority, p_max_attempts, p_start_at, p_end_at, p_missed_policy, p_missed_bound, p_missed_grace_micros,
+            p_paused, p_next_run_at, p_last_run_at, p_created_at, p_updated_at, p_actor)
+    ON CONFLICT (namespace, name) DO NOTHING;
+    RETURN FOUND;
+END
+$$;
+
+-- A new definition over an existing row: identity, creation time and last run kept, the pause state too when
+-- p_paused is NULL. True when the schedule exists.
+CREATE FUNCTION "${schema}"._engine_schedule_replace(
+    p_namespace text, p_name text, p_cron text, p_interval_micros bigint, p_time_zone text, p_topic text,
+    p_payload text, p_headers text, p_priority integer, p_max_attempts integer, p_start_at timestamptz,
+    p_end_at timestamptz, p_missed_policy text, p_missed_bound integer, p_missed_grace_micros bigint,
+    p_paused boolean, p_next_run_at timestamptz, p_updated_at timestamptz, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE "${schema}".schedules x
+    SET cron = p_cron, interval_micros = p_interval_micros, time_zone = p_time_zone, topic = p_topic,
+        payload = p_payload::json, headers = p_headers::jsonb, priority = p_priority, max_attempts = p_max_attempts,
+        start_at = p_start_at, end_at = p_end_at, missed_policy = p_missed_policy, missed_bound = p_missed_bound,
+        missed_grace_micros = p_missed_grace_micros, paused = coalesce(p_paused, x.paused),
+        next_run_at = p_next_run_at, updated_at = p_updated_at, updated_by = p_actor
+    WHERE x.namespace = p_namespace AND x.name = p_name;
+    RETURN FOUND;
+END
+$$;
+
+-- Pause (the definition kept, nothing fires) or resume (next run p_next_run_at, NULL to keep it). The actor is
+-- recorded as who paused, or as who updated on resume. True when the schedule exists.
+CREATE FUNCTION "${schema}"._engine_schedule_pause(p_namespace text, p_name text, p_paused boolean,
+                                                   p_next_run_at timestamptz, p_updated_at timestamptz, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE "${schema}".schedules x
+    SET paused = p_paused, next_run_at = coalesce(p_next_run_at, x.next_run_at), updated_at = p_updated_at,
+        paused_by = CASE WHEN p_paused THEN p_actor END,
+        updated_by = CASE WHEN p_paused THEN x.updated_by ELSE p_actor END
+    WHERE x.namespace = p_namespace AND x.name = p_name;
+    RETURN FOUND;
+END
+$$;
+
+CREATE FUNCTION "${schema}"._engine_schedule_delete(p_namespace text, p_name text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name;
+    RETURN FOUND;
+END
+$$;
+
+-- One schedule (p_name), or every schedule of the namespace by name in code point order (COLLATE "C"), as Java
+-- sorts strings whatever the database's collation.
+CREATE FUNCTION "${schema}"._engine_schedules(p_namespace text, p_name text)
+RETURNS SETOF "${schema}".schedules
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.* FROM "${schema}".schedules s
+    WHERE s.namespace = p_namespace AND (p_name IS NULL OR s.name = p_name)
+    ORDER BY s.name COLLATE "C";
+END
+$$;
+
+-- The due schedules (of one namespace, or of all with NULL), at most p_limit, locked until the caller's
+-- transaction ends and skipped by every other ticker meanwhile (FOR UPDATE SKIP LOCKED): a due time fires once.
+CREATE FUNCTION "${schema}"._engine_lock_due_schedules(p_namespace text, p_limit integer, p_now timestamptz)
+RETURNS SETOF "${schema}".schedules
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.* FROM "${schema}".schedules s
+    WHERE NOT s.paused
+      AND s.next_run_at IS NOT NULL
+      AND s.next_run_at <= coalesce(p_now, statement_timestamp())
+      AND (p_namespace IS NULL OR s.namespace = p_namespace)
+    ORDER BY s.next_run_at, s.namespace, s.name
+    LIMIT p_limit
+    FOR UPDATE SKIP LOCKED;
+END
+$$;
+
+-- After a firing: the next run, and the latest due time fired.
+CREATE FUNCTION "${schema}"._engine_schedule_ran(p_namespace text, p_name text, p_next_run_at timestamptz,
+                                                 p_last_run_at timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE "${schema}".schedules x
+    SET next_run_at = p_next_run_at, last_run_at = p_last_run_at
+    WHERE x.namespace = p_namespace AND x.name = p_name;
+    RETURN FOUND;
+END
+$$;
+
+-- The earliest next run of the schedules not paused (of one namespace, or of all with NULL).
+CREATE FUNCTION "${schema}"._engine_next_schedule_run(p_namespace text) RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_next timestamptz;
+BEGIN
+    SELECT min(s.next_run_at) INTO v_next
+    FROM "${schema}".schedules s
+    WHERE NOT s.paused AND s.next_run_at IS NOT NULL AND (p_namespace IS NULL OR s.namespace = p_namespace);
+    RETURN v_next;
+END
+$$;
+
 -- ------------------------------------------------------------------ the public functions over the engine
 -- Same signatures and behaviour as in version 9: they check their input and the tenant, resolve the queue
 -- policy, and pass the result to the engine with the session's actor.
@@ -1026,5 +1153,200 @@ BEGIN
                 v_purged, cardinality(v_purged));
     END IF;
     RETURN cardinality(v_purged);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".create_schedule(
+    p_namespace text, p_name text, p_queue text, p_payload json,
+    p_cron_expression text DEFAULT NULL, p_every_interval interval DEFAULT NULL, p_timezone text DEFAULT 'UTC',
+    p_headers jsonb DEFAULT '{}', p_priority integer DEFAULT 0, p_max_attempts integer DEFAULT NULL,
+    p_start_at timestamptz DEFAULT NULL, p_end_at timestamptz DEFAULT NULL,
+    p_missed_policy text DEFAULT 'FIRE_ONCE', p_missed_bound integer DEFAULT 1,
+    p_missed_grace interval DEFAULT interval '1 minute')
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    s     "${schema}".schedules;
+    v_old "${schema}".schedules;
+    v_now timestamptz := statement_timestamp();
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    s.namespace := p_namespace;
+    s.name := p_name;
+    s.cron := btrim(p_cron_expression);
+    s.interval_micros := "${schema}"._micros(p_every_interval);
+    s.time_zone := coalesce(p_timezone, 'UTC');
+    s.topic := p_queue;
+    s.payload := p_payload;
+    s.headers := coalesce(p_headers, '{}');
+    s.priority := coalesce(p_priority, 0);
+    s.max_attempts := coalesce(p_max_attempts, ("${schema}".get_queue_policy(p_namespace, p_queue)).max_attempts);
+    s.start_at := p_start_at;
+    s.end_at := p_end_at;
+    s.missed_policy := upper(coalesce(p_missed_policy, 'FIRE_ONCE'));
+    s.missed_bound := coalesce(p_missed_bound, 1);
+    s.missed_grace_micros := "${schema}"._micros(coalesce(p_missed_grace, interval '1 minute'));
+    s.paused := false;
+    s.created_at := v_now;
+    s.updated_at := v_now;
+    s.updated_by := "${schema}".current_actor();
+    s := "${schema}"._prepare_schedule(s);
+    IF "${schema}"._engine_schedule_insert(s.namespace, s.name, s.cron, s.interval_micros, s.time_zone, s.topic,
+            s.payload::text, s.headers::text, s.priority, s.max_attempts, s.start_at, s.end_at, s.missed_policy,
+            s.missed_bound, s.missed_grace_micros, s.paused, s.next_run_at, s.last_run_at, s.created_at, s.updated_at,
+            s.updated_by) THEN
+        RETURN 'created';
+    END IF;
+    SELECT * INTO v_old FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name FOR UPDATE;
+    IF NOT "${schema}"._schedule_changed(v_old, s) THEN
+        RETURN 'unchanged';
+    END IF;
+    PERFORM "${schema}"._replace_schedule(v_old, s);
+    RETURN 'updated';
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}"._replace_schedule(p_old "${schema}".schedules, p_new "${schema}".schedules) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    s "${schema}".schedules := p_new;
+BEGIN
+    s.created_at := p_old.created_at;
+    s.next_run_at := "${schema}"._schedule_next_after(s, statement_timestamp() - interval '1 microsecond');
+    PERFORM "${schema}"._engine_schedule_replace(p_old.namespace, p_old.name, s.cron, s.interval_micros, s.time_zone,
+        s.topic, s.payload::text, s.headers::text, s.priority, s.max_attempts, s.start_at, s.end_at, s.missed_policy,
+        s.missed_bound, s.missed_grace_micros, NULL, s.next_run_at, statement_timestamp(), "${schema}".current_actor());
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".delete_schedule(p_namespace text, p_name text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    RETURN "${schema}"._engine_schedule_delete(p_namespace, p_name);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".list_schedules(p_namespace text)
+RETURNS TABLE (name text, queue text, cron_expression text, every_interval interval, timezone text, payload json,
+               headers jsonb, priority integer, max_attempts integer, start_at timestamptz, end_at timestamptz,
+               missed_policy text, missed_bound integer, missed_grace interval, paused boolean,
+               next_run_at timestamptz, last_run_at timestamptz, created_at timestamptz, updated_at timestamptz,
+               paused_by text, updated_by text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    RETURN QUERY
+    SELECT s.name::text, s.topic::text, s.cron, s.interval_micros * interval '1 microsecond', s.time_zone, s.payload,
+           s.headers, s.priority::integer, s.max_attempts, s.start_at, s.end_at, s.missed_policy, s.missed_bound,
+           s.missed_grace_micros * interval '1 microsecond', s.paused, s.next_run_at, s.last_run_at, s.created_at,
+           s.updated_at, s.paused_by, s.updated_by
+    FROM "${schema}"._engine_schedules(p_namespace, NULL) s;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".pause_schedule(p_namespace text, p_name text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_old "${schema}".schedules;
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    SELECT * INTO v_old FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM "${schema}"._schedule_not_found(p_namespace, p_name);
+    END IF;
+    IF v_old.paused THEN
+        RETURN false;
+    END IF;
+    PERFORM "${schema}"._engine_schedule_pause(p_namespace, p_name, true, NULL, statement_timestamp(),
+                                               "${schema}".current_actor());
+    RETURN true;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".resume_schedule(p_namespace text, p_name text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_old "${schema}".schedules;
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    SELECT * INTO v_old FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM "${schema}"._schedule_not_found(p_namespace, p_name);
+    END IF;
+    IF NOT v_old.paused THEN
+        RETURN false;
+    END IF;
+    PERFORM "${schema}"._engine_schedule_pause(p_namespace, p_name, false,
+        "${schema}"._schedule_next_after(v_old, statement_timestamp()), statement_timestamp(),
+        "${schema}".current_actor());
+    RETURN true;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "${schema}".tick_schedules(p_namespace text DEFAULT NULL, p_limit integer DEFAULT 100)
+RETURNS TABLE (schedule_name text, job_id bigint, next_run_at timestamptz, due_at timestamptz, namespace text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    s         "${schema}".schedules;
+    v_now     timestamptz := statement_timestamp();
+    v_next    timestamptz;
+    v_latest  timestamptz;
+    v_t       timestamptz;
+    v_due     timestamptz[];
+    v_due_at  timestamptz;
+    v_key     text;
+    v_id      bigint;
+BEGIN
+    IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
+        PERFORM "${schema}"._check_namespace(p_namespace);
+    END IF;
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
+    FOR s IN
+        SELECT * FROM "${schema}"._engine_lock_due_schedules(p_namespace, p_limit, v_now)
+    LOOP
+        v_next := "${schema}"._schedule_next_after(s, v_now);
+        v_latest := "${schema}"._schedule_latest(s, v_now, s.next_run_at);
+        v_due := '{}';
+        IF v_latest IS NOT NULL THEN
+            IF s.missed_policy = 'FIRE_ONCE' THEN
+                v_due := ARRAY[v_latest];
+            ELSIF s.missed_policy = 'SKIP' THEN
+                IF v_latest >= v_now - s.missed_grace_micros * interval '1 microsecond' THEN
+                    v_due := ARRAY[v_latest];
+                END IF;
+            ELSE
+                v_t := v_latest;
+                WHILE v_t IS NOT NULL AND cardinality(v_due) < s.missed_bound LOOP
+                    v_due := v_t || v_due;
+                    v_t := "${schema}"._schedule_latest(s, v_t - interval '1 microsecond', s.next_run_at);
+                END LOOP;
+            END IF;
+        END IF;
+        FOREACH v_due_at IN ARRAY v_due LOOP
+            v_key := 'schedule:' || s.name || ':' || "${schema}"._instant_text(v_due_at);
+            v_id := "${schema}"._insert_message(s.namespace, s.topic, s.payload,
+                s.headers || jsonb_build_object('queue-schedule', s.name, 'queue-due-at', "${schema}"._instant_text(v_due_at)),
+                s.priority, s.max_attempts, v_key, v_now, NULL);
+            IF v_id IS NULL THEN
+                SELECT m.id INTO v_id FROM "${schema}".messages m
+                WHERE m.namespace = s.namespace AND m.topic = s.topic AND m.unique_key = v_key;
+            END IF;
+            schedule_name := s.name;
+            job_id := v_id;
+            next_run_at := v_next;
+            due_at := v_due_at;
+            namespace := s.namespace;
+            RETURN NEXT;
+        END LOOP;
+        PERFORM "${schema}"._engine_schedule_ran(s.namespace, s.name, v_next,
+                                                 coalesce(v_due[cardinality(v_due)], s.last_run_at));
+    END LOOP;
 END
 $$;

@@ -37,25 +37,25 @@ final class PostgresScheduleStore implements ScheduleStore {
 
     @Override
     public boolean scheduleInsertIfAbsent(ScheduleRecord schedule) {
-        return sessions.autoCommit("schedule insert", ScheduleMapper.class, m -> m.insertSchedule(row(schedule))) > 0;
+        return sessions.autoCommit("schedule insert", ScheduleMapper.class, m -> m.insertSchedule(row(schedule)));
     }
 
     @Override
     public boolean scheduleReplaceIfPresent(ScheduleRecord schedule) {
-        return sessions.autoCommit("schedule update", ScheduleMapper.class, m -> m.replaceSchedule(row(schedule))) > 0;
+        return sessions.autoCommit("schedule update", ScheduleMapper.class, m -> m.replaceSchedule(row(schedule)));
     }
 
     @Override
     public boolean schedulePauseIfPresent(PauseCommand command) {
         ScheduleRef schedule = command.schedule();
         return sessions.autoCommit("schedule pause", ScheduleMapper.class, m -> m.setSchedulePaused(schedule.namespace(),
-                schedule.name(), command.paused(), command.nextRunAt(), command.updatedAt())) > 0;
+                schedule.name(), command.paused(), command.nextRunAt(), command.updatedAt()));
     }
 
     @Override
     public boolean scheduleDeleteIfPresent(ScheduleRef schedule) {
         return sessions.autoCommit("schedule delete", ScheduleMapper.class,
-                m -> m.deleteSchedule(schedule.namespace(), schedule.name())) > 0;
+                m -> m.deleteSchedule(schedule.namespace(), schedule.name()));
     }
 
     @Override

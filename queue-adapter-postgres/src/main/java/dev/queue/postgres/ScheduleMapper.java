@@ -5,7 +5,7 @@ import org.apache.ibatis.annotations.Param;
 import java.time.Instant;
 import java.util.List;
 
-/** The schedule area of {@code ScheduleMapper.xml}. */
+/** The schedule area of {@code ScheduleMapper.xml}, over the engine functions of migration 10. */
 interface ScheduleMapper {
 
     /** A schedule's columns, to store ({@code dbNow} unused) or as read ({@code dbNow} set by lockDueSchedules). */
@@ -15,15 +15,15 @@ interface ScheduleMapper {
                Instant lastRunAt, Instant createdAt, Instant updatedAt, Instant dbNow) {
     }
 
-    int insertSchedule(Row schedule);
+    boolean insertSchedule(Row schedule);
 
-    int replaceSchedule(Row schedule);
+    boolean replaceSchedule(Row schedule);
 
-    int setSchedulePaused(@Param("namespace") String namespace, @Param("name") String name,
+    boolean setSchedulePaused(@Param("namespace") String namespace, @Param("name") String name,
                           @Param("paused") boolean paused, @Param("nextRunAt") Instant nextRunAt,
                           @Param("updatedAt") Instant updatedAt);
 
-    int deleteSchedule(@Param("namespace") String namespace, @Param("name") String name);
+    boolean deleteSchedule(@Param("namespace") String namespace, @Param("name") String name);
 
     Row findSchedule(@Param("namespace") String namespace, @Param("name") String name);
 
@@ -33,7 +33,7 @@ interface ScheduleMapper {
     List<Row> lockDueSchedules(@Param("namespace") String namespace, @Param("limit") int limit,
                                @Param("now") Instant now);
 
-    int recordScheduleRun(@Param("namespace") String namespace, @Param("name") String name,
+    boolean recordScheduleRun(@Param("namespace") String namespace, @Param("name") String name,
                           @Param("nextRunAt") Instant nextRunAt, @Param("lastRunAt") Instant lastRunAt);
 
     Instant nextScheduleRunAt(@Param("namespace") String namespace);
