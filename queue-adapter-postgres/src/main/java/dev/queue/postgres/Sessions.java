@@ -8,7 +8,8 @@ import java.util.function.Function;
 
 /**
  * Runs work in MyBatis sessions of the pool, through one area's mapper: one auto-committed statement, or one
- * transaction. The only way the adapter reaches the database, apart from a caller's own connection.
+ * transaction. (A caller's own connection and the listener's connection get sessions of their own through
+ * {@link MyBatisSupport#sessionOn}.)
  */
 final class Sessions {
 
