@@ -179,7 +179,9 @@ $$;
 -- never waited for), then leased under p_lease_token for p_lease_micros. MATERIALIZED runs the pick exactly once,
 -- before the UPDATE. The UPDATE reaches the picked rows by primary key probes (id = ANY), never by a join: under
 -- a generic plan, which does not know the limit, a merge join read the primary key from its start.
--- p_async: commit without waiting for the WAL flush, for this transaction only (set_config(..., true)).
+-- p_async: commit without waiting for the WAL flush, for this transaction only (set_config(..., true)), set in
+-- the statement itself: a sub-select without reference to the rows is a one-time filter, evaluated once before
+-- the first row even when no row comes, and it spares the function a statement of its own.
 -- No rescue of expired leases here: the Java engine rescues on its own schedule, pull() calls rescue first.
 CREATE FUNCTION "${schema}"._engine_claim(
     p_namespace text, p_topics text[], p_worker text, p_limit integer, p_lease_token bigint, p_lease_micros bigint,
@@ -190,9 +192,6 @@ RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers json
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
-    IF p_async THEN
-        PERFORM set_config('synchronous_commit', 'off', true);
-    END IF;
     RETURN QUERY
     WITH picked AS MATERIALIZED (
         SELECT c.id, t.ord
@@ -226,6 +225,7 @@ BEGIN
            c.max_attempts, c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at, c.unique_key::text,
            c.published_by
     FROM claimed c JOIN picked p ON p.id = c.id
+    WHERE NOT p_async OR (SELECT set_config('synchronous_commit', 'off', true)) = 'off'
     ORDER BY p.ord, c.priority, c.run_at, c.id;
 END
 $$;
@@ -233,7 +233,7 @@ $$;
 -- ------------------------------------------------------------------ changes under a lease
 
 -- Every change of a leased message takes the rows still held under the caller's lease (p_ids with p_tokens, same
--- namespace). A NULL token (SQL callers without one) matches whoever holds the message. Rows no longer held are
+-- namespace). SQL callers without a token pass the token of whoever holds the message. Rows no longer held are
 -- not touched and their ids are missing from the result (LEASE_LOST). The leases drive the statement, sorted by
 -- id, and each is looked up by primary key with LIMIT 1, so locks are taken in id order (overlapping batches
 -- cannot deadlock) and the plan stays one index probe per lease whatever the statistics say: a queue table's
@@ -245,15 +245,12 @@ $$;
 -- Completed rows leave the hot table (deleted, or moved to the archive: p_archive, NULL for the queue policy of
 -- each row) and count in a counter shard. The leases are probed without FOR UPDATE: the DELETE locks each row and
 -- matches the token again, so a row whose lease changed between the probe and the delete is left alone. A row
--- lock taken first would cost a WAL record of its own per message acknowledged.
+-- lock taken first would cost a WAL record of its own per message acknowledged. p_async as in _engine_claim.
 CREATE FUNCTION "${schema}"._engine_complete(
     p_namespace text, p_ids bigint[], p_tokens bigint[], p_archive boolean, p_now timestamptz, p_async boolean)
 RETURNS SETOF bigint
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF p_async THEN
-        PERFORM set_config('synchronous_commit', 'off', true);
-    END IF;
     IF p_archive IS DISTINCT FROM false THEN
         RETURN QUERY
         WITH held AS MATERIALIZED (
@@ -263,7 +260,7 @@ BEGIN
                 SELECT m.id, m.lease_token
                 FROM "${schema}".messages m
                 WHERE m.id = l.id
-                  AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+                  AND m.lease_token = l.token
                   AND m.namespace = p_namespace
                 LIMIT 1
             ) h
@@ -291,7 +288,8 @@ BEGIN
             ORDER BY d.namespace, d.topic
             ON CONFLICT (namespace, topic, shard) DO UPDATE SET completed = c.completed + excluded.completed
         )
-        SELECT d.id FROM done d;
+        SELECT d.id FROM done d
+        WHERE NOT p_async OR (SELECT set_config('synchronous_commit', 'off', true)) = 'off';
     ELSE
         -- without the archive only the id and queue of each row are returned: the whole row copied every payload
         RETURN QUERY
@@ -302,7 +300,7 @@ BEGIN
                 SELECT m.id, m.lease_token
                 FROM "${schema}".messages m
                 WHERE m.id = l.id
-                  AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+                  AND m.lease_token = l.token
                   AND m.namespace = p_namespace
                 LIMIT 1
             ) h
@@ -321,7 +319,8 @@ BEGIN
             ORDER BY d.namespace, d.topic
             ON CONFLICT (namespace, topic, shard) DO UPDATE SET completed = c.completed + excluded.completed
         )
-        SELECT d.id FROM done d;
+        SELECT d.id FROM done d
+        WHERE NOT p_async OR (SELECT set_config('synchronous_commit', 'off', true)) = 'off';
     END IF;
 END
 $$;
@@ -342,7 +341,7 @@ BEGIN
             SELECT m.id
             FROM "${schema}".messages m
             WHERE m.id = l.id
-              AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+              AND m.lease_token = l.token
               AND m.namespace = p_namespace
             LIMIT 1
             FOR UPDATE
@@ -381,7 +380,7 @@ BEGIN
             SELECT m.id
             FROM "${schema}".messages m
             WHERE m.id = l.id
-              AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+              AND m.lease_token = l.token
               AND m.namespace = p_namespace
             LIMIT 1
             FOR UPDATE
@@ -419,7 +418,7 @@ BEGIN
             SELECT m.id
             FROM "${schema}".messages m
             WHERE m.id = l.id
-              AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+              AND m.lease_token = l.token
               AND m.namespace = p_namespace
             LIMIT 1
             FOR UPDATE
@@ -446,7 +445,7 @@ BEGIN
             SELECT m.id
             FROM "${schema}".messages m
             WHERE m.id = l.id
-              AND (m.lease_token = l.token OR (l.token IS NULL AND m.state = 'running'))
+              AND m.lease_token = l.token
               AND m.namespace = p_namespace
             LIMIT 1
             FOR UPDATE
@@ -978,15 +977,24 @@ BEGIN
 END
 $$;
 
--- Completes the running messages among p_ids (each under its token when p_lease_tokens is given). The archive
--- follows the queue policy: when no policy archives, the engine is told so and skips the per-row lookup.
+-- Completes the running messages among p_ids (each under its token when p_lease_tokens is given, else under the
+-- token of whoever holds it). The archive follows the queue policy: when no policy archives, the engine is told
+-- so and skips the per-row lookup.
 CREATE OR REPLACE FUNCTION "${schema}"._complete(p_namespace text, p_ids bigint[], p_lease_tokens bigint[])
 RETURNS SETOF bigint
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_tokens bigint[];
 BEGIN
+    v_tokens := ARRAY(
+        SELECT coalesce(t.token, m.lease_token)
+        FROM unnest(p_ids, p_lease_tokens) WITH ORDINALITY AS t(id, token, ord)
+        LEFT JOIN "${schema}".messages m ON t.token IS NULL AND m.id = t.id AND m.namespace = p_namespace
+                                         AND m.state = 'running'
+        ORDER BY t.ord);
     RETURN QUERY
     SELECT c FROM "${schema}"._engine_complete(
-        p_namespace, p_ids, coalesce(p_lease_tokens, array_fill(NULL::bigint, ARRAY[cardinality(p_ids)])),
+        p_namespace, p_ids, v_tokens,
         CASE WHEN EXISTS (SELECT 1 FROM "${schema}".queue_policies p WHERE p.archive_completed) THEN NULL ELSE false END,
         NULL, false) c;
 END
