@@ -38,8 +38,6 @@ ALTER TABLE "${schema}".audit_log ADD COLUMN login text DEFAULT session_user;
 ALTER TABLE "${schema}".messages ALTER COLUMN published_by SET DEFAULT nullif(current_setting('queue.actor', true), '');
 ALTER TABLE "${schema}".dead_letters ALTER COLUMN failed_by SET DEFAULT nullif(current_setting('queue.actor', true), '');
 
--- The worker whose attempt made the dead letter, when the statement that buries it says (NULL otherwise).
-ALTER TABLE "${schema}".dead_letters ADD COLUMN worker text;
 
 -- Failed attempts: one row per attempt that ended in a retry (nack, failure with attempts left, expired lease)
 -- or in the dead letters. At most 20 per message (the oldest go), removed when the message is completed
@@ -233,20 +231,6 @@ $$;
 
 CREATE TRIGGER queue_policies_guard BEFORE INSERT OR UPDATE OR DELETE ON "${schema}".queue_policies
     FOR EACH ROW EXECUTE FUNCTION "${schema}"._guard_policy();
-
--- Version 9's burial, now also keeping the worker of the attempt that made the dead letter.
-CREATE OR REPLACE FUNCTION "${schema}"._bury(p_id bigint, p_error text, p_failed_by text) RETURNS void
-LANGUAGE sql AS $$
-    WITH buried AS (
-        DELETE FROM "${schema}".messages m WHERE m.id = p_id RETURNING m.*
-    )
-    INSERT INTO "${schema}".dead_letters (id, namespace, topic, payload, headers, priority, attempts, max_attempts,
-                                          unique_key, last_error, published_at, failed_at, published_by, failed_by,
-                                          worker)
-    SELECT b.id, b.namespace, b.topic, b.payload, b.headers, b.priority, b.attempts, b.max_attempts, b.unique_key,
-           p_error, b.published_at, statement_timestamp(), b.published_by, p_failed_by, b.worker
-    FROM buried b
-$$;
 
 -- ------------------------------------------------------------------ identity
 

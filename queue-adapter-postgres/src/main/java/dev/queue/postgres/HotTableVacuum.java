@@ -6,7 +6,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -138,12 +137,15 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
                 return Pass.skipped(dead);
             }
         }
-        if (Boolean.TRUE.equals(sessions.autoCommit("vacuum in progress", s -> s.selectOne("queue.vacuumInProgress")))) {
+        if (Boolean.TRUE.equals(sessions.autoCommit("vacuum in progress", MaintenanceMapper.class, MaintenanceMapper::vacuumInProgress))) {
             log.debug("schema {}: hot table vacuum left to the one in progress ({} dead row versions)", schema, dead);
             return Pass.skipped(dead);
         }
         long start = System.nanoTime();
-        sessions.autoCommit("vacuum", s -> s.update("queue.vacuumMessages"));
+        sessions.autoCommit("vacuum", MaintenanceMapper.class, m -> {
+            m.vacuumMessages();
+            return null;
+        });
         vacuums.incrementAndGet();
         long left = deadTuples();
         log.debug("schema {}: vacuumed the hot table ({} dead row versions, {} left) in {} ms", schema, dead, left,
@@ -192,12 +194,13 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     }
 
     private long deadTuples() {
-        Long dead = sessions.autoCommit("dead tuple count", s -> s.selectOne("queue.deadTuples"));
+        Long dead = sessions.autoCommit("dead tuple count", MaintenanceMapper.class, MaintenanceMapper::deadTuples);
         return dead == null ? 0 : dead;
     }
 
     private Horizon horizon() {
-        Map<String, Object> row = sessions.autoCommit("vacuum horizon", s -> s.selectOne("queue.vacuumHorizon"));
+        MaintenanceMapper.HorizonRow row = sessions.autoCommit("vacuum horizon", MaintenanceMapper.class,
+                MaintenanceMapper::vacuumHorizon);
         return row == null ? null : Horizon.of(row);
     }
 
@@ -215,23 +218,20 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
             return openMillis == null || openMillis * 1_000_000L >= nanosAgo;
         }
 
-        static Horizon of(Map<String, Object> row) {
-            String holder = String.valueOf(row.get("holder"));
-            Object pid = row.get("pid");
-            if (pid != null) {
-                holder = holder + " pid " + pid;
+        static Horizon of(MaintenanceMapper.HorizonRow row) {
+            String holder = String.valueOf(row.holder());
+            if (row.pid() != null) {
+                holder = holder + " pid " + row.pid();
             }
             StringBuilder details = new StringBuilder(" (");
-            appendIfPresent(details, "application ", row.get("application_name"));
-            appendIfPresent(details, "state ", row.get("state"));
-            appendIfPresent(details, "transaction open for ", row.get("open_seconds") == null ? null : row.get("open_seconds") + " s");
-            appendIfPresent(details, "since ", row.get("xact_start"));
-            appendIfPresent(details, "last query started at ", row.get("query_start"));
-            appendIfPresent(details, "", row.get("xid_age") == null ? null : row.get("xid_age") + " transactions ago");
+            appendIfPresent(details, "application ", row.applicationName());
+            appendIfPresent(details, "state ", row.state());
+            appendIfPresent(details, "transaction open for ", row.openSeconds() == null ? null : row.openSeconds() + " s");
+            appendIfPresent(details, "since ", row.xactStart());
+            appendIfPresent(details, "last query started at ", row.queryStart());
+            appendIfPresent(details, "", row.xidAge() == null ? null : row.xidAge() + " transactions ago");
             details.append(')');
-            Object openMillis = row.get("open_millis");
-            return new Horizon(Objects.toString(row.get("horizon"), ""), holder, details.toString(),
-                    openMillis == null ? null : ((Number) openMillis).longValue());
+            return new Horizon(Objects.toString(row.horizon(), ""), holder, details.toString(), row.openMillis());
         }
 
         private static void appendIfPresent(StringBuilder details, String label, Object value) {

@@ -20,7 +20,6 @@ import org.apache.ibatis.type.TypeHandlerRegistry;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.InputStream;
-import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -29,16 +28,21 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 
 /**
  * Builds the MyBatis configuration of one schema: the pool (or the caller's DataSource) under a
- * {@link JdbcTransactionFactory}, the mapper {@code QueueMapper.xml} with {@code ${schema}} bound to the validated
- * schema name, and the type handlers for {@code timestamptz} and PostgreSQL arrays.
+ * {@link JdbcTransactionFactory}, one mapper per area ({@link #MAPPERS}) with {@code ${schema}} bound to the
+ * validated schema name, and the type handlers for {@code timestamptz}, PostgreSQL arrays and message headers.
  */
 final class MyBatisSupport {
 
-    static final String MAPPER = "dev/queue/postgres/QueueMapper.xml";
+    /** The mapper of each area, named after its interface (the XML's namespace). */
+    static final List<Class<?>> MAPPERS = List.of(MessageMapper.class, DeadLetterMapper.class, ScheduleMapper.class,
+            WakeUpMapper.class, MaintenanceMapper.class);
+
     /** The operator's statements (workers, health, explain, the CLI's calls), apart from the store's. */
     static final String OPERATOR_MAPPER = "dev/queue/postgres/OperatorMapper.xml";
 
@@ -46,6 +50,15 @@ final class MyBatisSupport {
     }
 
     static SqlSessionFactory sessionFactory(DataSource dataSource, String schema) {
+        return sessionFactory(dataSource, schema, null);
+    }
+
+    /**
+     * @param actor who the queue's writes are recorded as (PostgresQueueConfig.actor), null for nobody. It goes into
+     *              the statements as a constant ({@code ${actor}}), so the engine never reads a session setting
+     *              another user of a shared pool may have left on a connection.
+     */
+    static SqlSessionFactory sessionFactory(DataSource dataSource, String schema, String actor) {
         PostgresQueueConfig.checkSchema(schema);
         Configuration configuration = new Configuration(new Environment("queue", new JdbcTransactionFactory(), dataSource));
         configuration.setMapUnderscoreToCamelCase(true);
@@ -55,33 +68,45 @@ final class MyBatisSupport {
         configuration.setJdbcTypeForNull(JdbcType.OTHER);
         Properties variables = new Properties();
         variables.setProperty("schema", schema);
+        variables.setProperty("actor", actorLiteral(actor));
         configuration.setVariables(variables);
 
         TypeHandlerRegistry handlers = configuration.getTypeHandlerRegistry();
         handlers.register(Instant.class, new InstantHandler());
-        handlers.register(String[].class, new ArrayHandler<String>("text"));
-        handlers.register(Long[].class, new ArrayHandler<Long>("int8"));
-        handlers.register(Integer[].class, new ArrayHandler<Integer>("int4"));
+        handlers.register(String[].class, new ArrayHandler<String>());
+        handlers.register(Long[].class, new ArrayHandler<Long>());
+        handlers.register(Integer[].class, new ArrayHandler<Integer>());
 
-        configuration.getTypeAliasRegistry().registerAlias("PublishRow", Rows.PublishRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("InfoRow", Rows.InfoRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("AttemptRow", Rows.AttemptRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("DeadLetterRow", Rows.DeadLetterRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("StatsRow", Rows.StatsRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("OutcomeRow", Rows.OutcomeRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("RescueRow", Rows.RescueRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("RedriveRow", Rows.RedriveRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("VersionRow", Rows.VersionRow.class);
-        configuration.getTypeAliasRegistry().registerAlias("ScheduleRow", Rows.ScheduleRow.class);
-
-        for (String resource : new String[] {MAPPER, OPERATOR_MAPPER}) {
-            try (InputStream mapper = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), resource)) {
-                new XMLMapperBuilder(mapper, configuration, resource, configuration.getSqlFragments()).parse();
+        for (Class<?> mapper : MAPPERS) {
+            String resource = mapper.getName().replace('.', '/') + ".xml";
+            try (InputStream xml = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), resource)) {
+                // parsing binds the namespace to its interface (configuration.addMapper)
+                new XMLMapperBuilder(xml, configuration, resource, configuration.getSqlFragments()).parse();
             } catch (IOException e) {
                 throw new IllegalStateException("cannot read " + resource + " from the class path", e);
             }
         }
+        try (InputStream xml = Resources.getResourceAsStream(MyBatisSupport.class.getClassLoader(), OPERATOR_MAPPER)) {
+            new XMLMapperBuilder(xml, configuration, OPERATOR_MAPPER, configuration.getSqlFragments()).parse();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + OPERATOR_MAPPER + " from the class path", e);
+        }
         return new SqlSessionFactoryBuilder().build(configuration);
+    }
+
+    /**
+     * The actor as SQL text: hex digits decoded by the server, so no quote or backslash in the name can end the
+     * literal, whatever standard_conforming_strings says.
+     */
+    static String actorLiteral(String actor) {
+        if (actor == null) {
+            return "NULL::text";
+        }
+        StringBuilder hex = new StringBuilder();
+        for (byte b : actor.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            hex.append(Character.forDigit((b >> 4) & 0xF, 16)).append(Character.forDigit(b & 0xF, 16));
+        }
+        return "convert_from(decode('" + hex + "', 'hex'), 'UTF8')";
     }
 
     /**
@@ -92,6 +117,38 @@ final class MyBatisSupport {
         Configuration configuration = factory.getConfiguration();
         Executor executor = configuration.newExecutor(new ManagedTransaction(connection, false), ExecutorType.SIMPLE);
         return new DefaultSqlSession(configuration, executor, false);
+    }
+
+    /**
+     * Message headers, a jsonb column read as text, as the unmodifiable map the port carries. Public with a public
+     * constructor: MyBatis instantiates the handlers that result maps name.
+     */
+    public static final class HeadersHandler extends BaseTypeHandler<Map<String, String>> {
+
+        public HeadersHandler() {
+            // for MyBatis
+        }
+
+        @Override
+        public void setNonNullParameter(PreparedStatement ps, int i, Map<String, String> parameter, JdbcType jdbcType)
+                throws SQLException {
+            ps.setString(i, HeadersJson.write(parameter));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(ResultSet rs, String columnName) throws SQLException {
+            return HeadersJson.read(rs.getString(columnName));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(ResultSet rs, int columnIndex) throws SQLException {
+            return HeadersJson.read(rs.getString(columnIndex));
+        }
+
+        @Override
+        public Map<String, String> getNullableResult(CallableStatement cs, int columnIndex) throws SQLException {
+            return HeadersJson.read(cs.getString(columnIndex));
+        }
     }
 
     /** timestamptz as {@link Instant}, through {@link OffsetDateTime} so no time zone of the JVM is involved. */
@@ -122,19 +179,16 @@ final class MyBatisSupport {
         }
     }
 
-    /** A Java array as a PostgreSQL array of the given element type (bound once, unnested in SQL). */
+    /**
+     * A Java array ({@code String[]}, {@code Long[]}, {@code Integer[]}) as a PostgreSQL array, bound once and
+     * unnested in SQL. {@code setObject} encodes it with the array type's fixed OID; {@code createArrayOf} would
+     * look the type up by name on every call.
+     */
     static final class ArrayHandler<T> extends BaseTypeHandler<T[]> {
-
-        private final String elementType;
-
-        ArrayHandler(String elementType) {
-            this.elementType = elementType;
-        }
 
         @Override
         public void setNonNullParameter(PreparedStatement ps, int i, T[] parameter, JdbcType jdbcType) throws SQLException {
-            Array array = ps.getConnection().createArrayOf(elementType, parameter);
-            ps.setArray(i, array);
+            ps.setObject(i, parameter);
         }
 
         @Override

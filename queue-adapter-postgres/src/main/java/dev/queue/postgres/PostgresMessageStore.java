@@ -1,8 +1,8 @@
 package dev.queue.postgres;
 
+import dev.queue.api.AttemptFailure;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
-import dev.queue.api.AttemptFailure;
 import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
@@ -35,13 +35,10 @@ import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,21 +46,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
 
 /**
- * The {@link MessageStore} on PostgreSQL: every operation is one statement of {@code QueueMapper.xml} (publish
- * may need a second one to resolve a unique-key race), run through MyBatis on the pool. Commands carrying a
- * time use it; commands without one use the database clock. Failures leave as
- * {@link StoreUnavailableException} through {@link PostgresErrors}.
+ * The {@link MessageStore} on PostgreSQL: a typed caller of the engine functions of migration 10 through
+ * {@link MessageMapper} and {@link DeadLetterMapper}. Every operation is one statement calling one function, which
+ * enforces the lease guards, dedup and the state machine; what the domain decided (the time of a manual clock,
+ * retry delays, dead-lettering, archiving, wake-ups) is passed in. Commands carrying a time use it; commands
+ * without one use the database clock. Failures leave as {@link StoreUnavailableException} through
+ * {@link PostgresErrors}.
  */
 final class PostgresMessageStore implements MessageStore {
-
-    /**
-     * How many times publish re-runs for messages whose unique key was held by a message that was gone (completed
-     * or dead) by the time the store looked for it; each round needs another such race to lose again.
-     */
-    static final int MAX_PUBLISH_ROUNDS = 10;
 
     /** Instants beyond what timestamptz and a long of microseconds hold are clamped to these (years 0001..9999). */
     private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
@@ -71,7 +63,6 @@ final class PostgresMessageStore implements MessageStore {
 
     private final SqlSessionFactory sessions;
     private final Sessions runner;
-    private final HotStatements hot;
     private final boolean archive;
     /** Claims and acknowledgements commit without waiting for the flush (see PostgresQueueConfig.durableAcknowledgements). */
     private final boolean asyncBookkeeping;
@@ -86,7 +77,6 @@ final class PostgresMessageStore implements MessageStore {
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention, boolean durableAcknowledgements) {
         this.sessions = Objects.requireNonNull(sessions, "sessions");
         this.runner = new Sessions(sessions);
-        this.hot = new HotStatements(sessions);
         this.archive = retention == CompletedRetention.ARCHIVE;
         this.asyncBookkeeping = !durableAcknowledgements;
     }
@@ -104,7 +94,8 @@ final class PostgresMessageStore implements MessageStore {
             return List.of();
         }
         if (!canPublishFast(messages)) {
-            List<StoredOutcome> outcomes = inTransaction("publish", session -> publishIn(session, command));
+            List<StoredOutcome> outcomes = runner.autoCommit("publish", MessageMapper.class,
+                    mapper -> publishWith(mapper, command));
             for (NewMessage message : messages) {
                 registeredTopics.add(wakeKey(message));
             }
@@ -127,7 +118,7 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     private List<StoredOutcome> publishFast(List<NewMessage> messages, Instant now) {
-        java.util.LinkedHashSet<String> keys = new java.util.LinkedHashSet<>();
+        LinkedHashSet<String> keys = new LinkedHashSet<>();
         for (NewMessage message : messages) {
             keys.add(wakeKey(message));
         }
@@ -139,21 +130,12 @@ final class PostgresMessageStore implements MessageStore {
         List<Long> ids;
         try {
             if (messages.size() == 1) {
-                Map<String, Object> params = publishOneParams(messages.get(0), now);
-                if (notifyNow.isEmpty()) {
-                    ids = hot.autoCommitQuery("publish", "queue.publishOneQuiet", params, HotStatements::firstLong);
-                } else {
-                    params.put("notifyKey", notifyNow.get(0));
-                    ids = hot.autoCommitQuery("publish", "queue.publishOne", params, HotStatements::firstLong);
-                }
+                MessageMapper.One one = publishOneParams(messages.get(0), notifyNow.isEmpty() ? null : notifyNow.get(0), now);
+                Long id = runner.autoCommit("publish", MessageMapper.class, mapper -> mapper.publishOne(one));
+                ids = List.of(id);
             } else {
-                List<Integer> all = new ArrayList<>(messages.size());
-                for (int i = 0; i < messages.size(); i++) {
-                    all.add(i);
-                }
-                Map<String, Object> params = publishParams(messages, all, now);
-                params.put("notifyKeys", notifyNow.toArray(new String[0]));
-                ids = hot.autoCommitQuery("publish", "queue.publishFast", params, HotStatements::firstLong);
+                MessageMapper.Batch batch = publishParams(messages, notifyNow.toArray(new String[0]), now);
+                ids = runner.autoCommit("publish", MessageMapper.class, mapper -> mapper.publishFast(batch));
             }
         } finally {
             for (String key : notifyNow) {
@@ -197,71 +179,33 @@ final class PostgresMessageStore implements MessageStore {
 
     /** Publishes in the session's transaction; the schedule store fires schedules through it. */
     List<StoredOutcome> publishIn(SqlSession session, PublishCommand command) {
+        return publishWith(session.getMapper(MessageMapper.class), command);
+    }
+
+    /**
+     * The publish with dedup: one call of {@code _engine_publish}, which inserts, finds the holders of unique keys
+     * and goes round again for holders that raced it. A row per message, by its 1-based position.
+     */
+    private static List<StoredOutcome> publishWith(MessageMapper mapper, PublishCommand command) {
         List<NewMessage> messages = command.messages();
         int size = messages.size();
-        long[] ids = new long[size];
-        boolean[] duplicate = new boolean[size];
-        List<Integer> open = new ArrayList<>(size);
+        List<MessageMapper.Published> rows = mapper.publish(publishParams(messages, null, command.time().givenOrNull()));
+        StoredOutcome[] outcomes = new StoredOutcome[size];
+        for (MessageMapper.Published row : rows) {
+            outcomes[row.ord() - 1] = new StoredOutcome(row.id(), row.duplicate());
+        }
         for (int i = 0; i < size; i++) {
-            open.add(i);
-        }
-        for (int round = 0; round < MAX_PUBLISH_ROUNDS && !open.isEmpty(); round++) {
-            List<Rows.PublishRow> rows = session.selectList("queue.publish", publishParams(messages, open, command.time().givenOrNull()));
-            if (rows.size() != open.size()) {
-                throw new IllegalStateException("publish returned " + rows.size() + " rows for " + open.size() + " messages");
+            if (outcomes[i] == null) {
+                throw new IllegalStateException("publish returned no id for message " + (i + 1) + " of " + size
+                        + " (" + rows.size() + " rows)");
             }
-            boolean[] resolved = new boolean[size];
-            Map<String, Integer> firstByKey = new HashMap<>();
-            for (Rows.PublishRow row : rows) {
-                int index = open.get((int) row.ord - 1);
-                NewMessage message = messages.get(index);
-                if (row.firstOfKey && message.uniqueKey() != null) {
-                    firstByKey.put(keyOf(message), index);
-                }
-                if (row.inserted) {
-                    ids[index] = row.id;
-                    resolved[index] = true;
-                } else if (row.firstOfKey && row.holderId != null) {
-                    ids[index] = row.holderId;
-                    duplicate[index] = true;
-                    resolved[index] = true;
-                }
-            }
-            List<Integer> stillOpen = new ArrayList<>();
-            for (Rows.PublishRow row : rows) {
-                int index = open.get((int) row.ord - 1);
-                if (!resolved[index] && !row.firstOfKey) {
-                    Integer first = firstByKey.get(keyOf(messages.get(index)));
-                    if (first != null && resolved[first]) {
-                        ids[index] = ids[first];
-                        duplicate[index] = true;
-                        resolved[index] = true;
-                    }
-                }
-                if (!resolved[index]) {
-                    stillOpen.add(index);
-                }
-            }
-            open = stillOpen;
         }
-        if (!open.isEmpty()) {
-            throw new StoreUnavailableException("publish gave up after " + MAX_PUBLISH_ROUNDS + " rounds: the unique keys"
-                    + " of " + open.size() + " message(s) kept being held and freed concurrently", null);
-        }
-        List<StoredOutcome> outcomes = new ArrayList<>(size);
-        for (int i = 0; i < size; i++) {
-            outcomes.add(new StoredOutcome(ids[i], duplicate[i]));
-        }
-        return outcomes;
+        return List.of(outcomes);
     }
 
-    private static String keyOf(NewMessage message) {
-        return message.namespace() + '\u0000' + message.topic() + '\u0000' + message.uniqueKey();
-    }
-
-    /** The parameters of a multi-row publish of these messages (package-private for the commit-mode test). */
-    static Map<String, Object> publishParams(List<NewMessage> messages, List<Integer> indexes, Instant now) {
-        int n = indexes.size();
+    /** The columns of a multi-row publish of these messages (package-private for the commit-mode test). */
+    static MessageMapper.Batch publishParams(List<NewMessage> messages, String[] notifyKeys, Instant now) {
+        int n = messages.size();
         String[] namespaces = new String[n];
         String[] topics = new String[n];
         String[] payloads = new String[n];
@@ -272,7 +216,7 @@ final class PostgresMessageStore implements MessageStore {
         Long[] runAtMicros = new Long[n];
         Long[] delayMicros = new Long[n];
         for (int i = 0; i < n; i++) {
-            NewMessage message = messages.get(indexes.get(i));
+            NewMessage message = messages.get(i);
             namespaces[i] = message.namespace();
             topics[i] = message.topic();
             payloads[i] = message.json();
@@ -283,55 +227,28 @@ final class PostgresMessageStore implements MessageStore {
             runAtMicros[i] = message.runAt() == null ? null : epochMicros(message.runAt());
             delayMicros[i] = message.runAt() != null || message.delay() == null ? null : micros(message.delay());
         }
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespaces", namespaces);
-        params.put("topics", topics);
-        params.put("payloads", payloads);
-        params.put("headers", headers);
-        params.put("priorities", priorities);
-        params.put("maxAttempts", maxAttempts);
-        params.put("uniqueKeys", uniqueKeys);
-        params.put("runAtMicros", runAtMicros);
-        params.put("delayMicros", delayMicros);
-        params.put("now", now);
-        return params;
+        return new MessageMapper.Batch(namespaces, topics, payloads, headers, priorities, maxAttempts, uniqueKeys,
+                runAtMicros, delayMicros, notifyKeys == null ? new String[0] : notifyKeys, now);
     }
 
-    /** The parameters of a one-message publish (package-private for the commit-mode test). */
-    static Map<String, Object> publishOneParams(NewMessage message, Instant now) {
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", message.namespace());
-        params.put("topic", message.topic());
-        params.put("payload", message.json());
-        params.put("headers", HeadersJson.write(message.headers()));
-        params.put("priority", message.priority());
-        params.put("maxAttempts", message.maxAttempts());
-        params.put("runAtMicros", message.runAt() == null ? null : epochMicros(message.runAt()));
-        params.put("delayMicros", message.runAt() != null || message.delay() == null ? null : micros(message.delay()));
-        params.put("now", now);
-        return params;
+    /** A one-message publish (package-private for the commit-mode test); {@code notifyKey} null: held back. */
+    static MessageMapper.One publishOneParams(NewMessage message, String notifyKey, Instant now) {
+        return new MessageMapper.One(message.namespace(), message.topic(), message.json(),
+                HeadersJson.write(message.headers()), message.priority(), message.maxAttempts(),
+                message.runAt() == null ? null : epochMicros(message.runAt()),
+                message.runAt() != null || message.delay() == null ? null : micros(message.delay()), notifyKey, now);
     }
 
     // ------------------------------------------------------------------ claim
 
     @Override
     public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
-        return hot.autoCommitQuery("claim", "queue.claim", claimParams(command), PostgresMessageStore::claimedMessage);
-    }
-
-    /** A row of {@code queue.claim}, by the position of its RETURNING columns. */
-    private static ClaimedMessage claimedMessage(ResultSet row) throws SQLException {
-        return new ClaimedMessage(row.getLong(1), row.getString(2), row.getString(3), row.getString(4),
-                HeadersJson.read(row.getString(5)), row.getInt(6), row.getInt(7), row.getInt(8), row.getLong(9),
-                row.getString(10), HotStatements.instant(row, 11), HotStatements.instant(row, 12),
-                HotStatements.instant(row, 13));
+        MessageMapper.Claim claim = claimParams(command);
+        return runner.autoCommit("claim", MessageMapper.class, mapper -> mapper.claim(claim));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
-    Map<String, Object> claimParams(ClaimCommand command) {
-        Map<String, Object> params = new HashMap<>();
-        params.put("asyncCommit", asyncBookkeeping);
-        params.put("namespace", command.namespace());
+    MessageMapper.Claim claimParams(ClaimCommand command) {
         String[] topics = new LinkedHashSet<>(command.topics()).toArray(new String[0]);
         Integer[] afterPriorities = new Integer[topics.length];
         Long[] afterRunAtMicros = new Long[topics.length];
@@ -344,34 +261,34 @@ final class PostgresMessageStore implements MessageStore {
                 afterIds[i] = position.id();
             }
         }
-        params.put("topics", topics);
-        params.put("afterPriorities", afterPriorities);
-        params.put("afterRunAtMicros", afterRunAtMicros);
-        params.put("afterIds", afterIds);
-        params.put("worker", command.worker());
-        params.put("limit", command.limit());
-        params.put("leaseToken", command.leaseToken());
-        params.put("leaseMicros", micros(command.lease()));
-        params.put("now", command.time().givenOrNull());
-        return params;
+        return new MessageMapper.Claim(command.namespace(), topics, command.worker(), command.limit(), command.leaseToken(),
+                micros(command.lease()), command.time().givenOrNull(), asyncBookkeeping, afterPriorities, afterRunAtMicros,
+                afterIds);
     }
 
-    // ------------------------------------------------------------------ guarded changes
+    // ------------------------------------------------------------------ changes under a lease
 
     @Override
     public Set<Long> messageAckIfLeased(AckCommand command) {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        return Set.copyOf(hot.autoCommitQuery("complete", "queue.complete", ackParams(command), HotStatements::firstLong));
+        return runner.autoCommit("complete", MessageMapper.class, mapper -> ackWith(mapper, command, asyncBookkeeping));
     }
 
-    /** The parameters of an acknowledgement in a transaction of its own, as messageAckIfLeased binds them. */
-    Map<String, Object> ackParams(AckCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
-        params.put("archive", archive);
-        params.put("asyncCommit", asyncBookkeeping);
-        return params;
+    /**
+     * Completes with the given mapper; {@code async} only in a transaction of the store's own (a caller's
+     * transaction commits as its caller wants). Package-private for the commit-mode test.
+     */
+    Set<Long> ackWith(MessageMapper mapper, AckCommand command, boolean async) {
+        Leases leases = Leases.of(command.leases());
+        return Set.copyOf(mapper.complete(command.namespace(), leases.ids, leases.tokens, archive,
+                command.time().givenOrNull(), async));
+    }
+
+    /** Whether claims and acknowledgements in the store's own transactions skip waiting for the flush. */
+    boolean asyncBookkeeping() {
+        return asyncBookkeeping;
     }
 
     /** Completes on the caller's connection, inside the caller's transaction (e.g. a handler's own). */
@@ -380,11 +297,8 @@ final class PostgresMessageStore implements MessageStore {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
-        params.put("archive", archive);
-        params.put("asyncCommit", false);
         try (SqlSession session = MyBatisSupport.sessionOn(sessions, connection)) {
-            return Set.copyOf(session.<Long>selectList("queue.complete", params));
+            return ackWith(session.getMapper(MessageMapper.class), command, false);
         } catch (RuntimeException e) {
             throw PostgresErrors.translate("complete on the caller's connection", e);
         }
@@ -392,18 +306,17 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public Outcome messageRetryIfLeased(RetryCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.time().givenOrNull());
-        params.put("delayMicros", micros(command.delay()));
-        params.put("error", command.error());
-        Rows.OutcomeRow row = autoCommit("retry", session -> session.selectOne("queue.retry", params));
-        return Outcome.valueOf(row.outcome);
+        Leases leases = Leases.of(List.of(command.lease()));
+        List<Long> retried = runner.autoCommit("retry", MessageMapper.class, mapper -> mapper.retry(command.namespace(),
+                leases.ids, leases.tokens, micros(command.delay()), command.error(), command.time().givenOrNull()));
+        return retried.isEmpty() ? Outcome.LEASE_LOST : Outcome.RETRY_SCHEDULED;
     }
 
     @Override
     public Outcome messageDeadLetterIfLeased(DeadLetterCommand command) {
-        Map<String, Object> params = leaseParams(command.namespace(), List.of(command.lease()), command.time().givenOrNull());
-        params.put("error", command.error());
-        List<Long> buried = autoCommit("bury", session -> session.selectList("queue.bury", params));
+        Leases leases = Leases.of(List.of(command.lease()));
+        List<Long> buried = runner.autoCommit("bury", MessageMapper.class, mapper -> mapper.bury(command.namespace(),
+                leases.ids, leases.tokens, command.error(), command.time().givenOrNull()));
         return buried.isEmpty() ? Outcome.LEASE_LOST : Outcome.DEAD_LETTERED;
     }
 
@@ -412,9 +325,9 @@ final class PostgresMessageStore implements MessageStore {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
-        params.put("leaseMicros", micros(command.lease()));
-        return Set.copyOf(autoCommit("extend", session -> session.<Long>selectList("queue.extend", params)));
+        Leases leases = Leases.of(command.leases());
+        return Set.copyOf(runner.autoCommit("extend", MessageMapper.class, mapper -> mapper.extend(command.namespace(),
+                leases.ids, leases.tokens, micros(command.lease()), command.time().givenOrNull())));
     }
 
     @Override
@@ -422,65 +335,54 @@ final class PostgresMessageStore implements MessageStore {
         if (command.leases().isEmpty()) {
             return Set.of();
         }
-        Map<String, Object> params = leaseParams(command.namespace(), command.leases(), command.time().givenOrNull());
-        return Set.copyOf(autoCommit("release", session -> session.<Long>selectList("queue.release", params)));
+        Leases leases = Leases.of(command.leases());
+        return Set.copyOf(runner.autoCommit("release", MessageMapper.class,
+                mapper -> mapper.release(command.namespace(), leases.ids, leases.tokens)));
     }
 
-    private static Map<String, Object> leaseParams(String namespace, Collection<LeaseRef> leases, Instant now) {
-        Long[] ids = new Long[leases.size()];
-        Long[] tokens = new Long[leases.size()];
-        int i = 0;
-        for (LeaseRef lease : leases) {
-            ids[i] = lease.id();
-            tokens[i] = lease.leaseToken();
-            i++;
+    /** Leases as the parallel arrays the engine functions take. */
+    private record Leases(Long[] ids, Long[] tokens) {
+
+        static Leases of(Collection<LeaseRef> leases) {
+            Long[] ids = new Long[leases.size()];
+            Long[] tokens = new Long[leases.size()];
+            int i = 0;
+            for (LeaseRef lease : leases) {
+                ids[i] = lease.id();
+                tokens[i] = lease.leaseToken();
+                i++;
+            }
+            return new Leases(ids, tokens);
         }
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", namespace);
-        params.put("ids", ids);
-        params.put("tokens", tokens);
-        params.put("now", now);
-        return params;
     }
 
     @Override
     public RescueResult messageRescueExpired(RescueCommand command) {
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", command.namespace());
-        params.put("limit", command.limit());
-        params.put("now", command.time().givenOrNull());
-        params.put("expiredSince", command.expiredSince());
-        Rows.RescueRow row = autoCommit("rescue of expired leases", session -> session.selectOne("queue.rescue", params));
-        return new RescueResult(row.requeued, row.deadLettered, row.lookedUpTo);
+        MessageMapper.Rescued row = runner.autoCommit("rescue of expired leases", MessageMapper.class,
+                mapper -> mapper.rescue(command.namespace(), command.limit(), command.time().givenOrNull(),
+                        command.expiredSince()));
+        return new RescueResult(Math.toIntExact(row.requeued()), Math.toIntExact(row.deadLettered()), row.lookedUpTo());
     }
 
     // ------------------------------------------------------------------ dead letters
 
     @Override
     public List<DeadLetter> deadLetterList(DeadLetterQuery query) {
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", query.namespace());
-        params.put("topic", query.topic());
-        params.put("afterId", query.afterId());
-        params.put("limit", query.limit());
-        List<Rows.DeadLetterRow> rows = autoCommit("dead letter listing", session -> session.selectList("queue.deadLetters", params));
+        List<DeadLetterMapper.Row> rows = runner.autoCommit("dead letter listing", DeadLetterMapper.class,
+                mapper -> mapper.list(query.namespace(), query.topic(), null, query.afterId(), query.limit()));
         return rows.stream().map(PostgresMessageStore::toDeadLetter).toList();
     }
 
     @Override
     public Optional<DeadLetter> deadLetterFind(MessageRef message) {
-        String namespace = message.namespace();
-        long id = message.id();
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", namespace);
-        params.put("id", id);
-        Rows.DeadLetterRow row = autoCommit("dead letter lookup", session -> session.selectOne("queue.deadLetter", params));
-        return Optional.ofNullable(row).map(PostgresMessageStore::toDeadLetter);
+        List<DeadLetterMapper.Row> rows = runner.autoCommit("dead letter lookup", DeadLetterMapper.class,
+                mapper -> mapper.list(message.namespace(), null, message.id(), 0, 1));
+        return rows.stream().findFirst().map(PostgresMessageStore::toDeadLetter);
     }
 
-    private static DeadLetter toDeadLetter(Rows.DeadLetterRow row) {
-        return new DeadLetter(MessageId.of(row.id), row.namespace, row.topic, row.payload, HeadersJson.read(row.headers),
-                row.priority, row.attempts, row.maxAttempts, row.lastError, row.publishedAt, row.failedAt);
+    private static DeadLetter toDeadLetter(DeadLetterMapper.Row row) {
+        return new DeadLetter(MessageId.of(row.id()), row.namespace(), row.topic(), row.payload(), row.headers(),
+                row.priority(), row.attempts(), row.maxAttempts(), row.lastError(), row.publishedAt(), row.failedAt());
     }
 
     @Override
@@ -488,25 +390,21 @@ final class PostgresMessageStore implements MessageStore {
         if (command.id() == null && command.topic() == null) {
             return new RedriveResult(0, 0, command.afterId());
         }
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", command.namespace());
-        params.put("id", command.id());
-        params.put("topic", command.topic());
-        params.put("afterId", command.afterId());
-        params.put("limit", command.limit());
-        params.put("now", command.time().givenOrNull());
-        Rows.RedriveRow row = autoCommit("redrive", session -> session.selectOne("queue.redrive", params));
-        return new RedriveResult(row.redriven, row.examined, row.lastId);
+        // one dead letter by id, or a page of a topic after afterId
+        Long[] ids = command.id() == null ? null : new Long[] {command.id()};
+        String topic = command.id() == null ? command.topic() : null;
+        Long afterId = command.id() == null ? command.afterId() : null;
+        DeadLetterMapper.Redriven row = runner.autoCommit("redrive", DeadLetterMapper.class, mapper -> mapper.redrive(
+                command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull()));
+        return new RedriveResult(row.redriven(), row.examined(), row.lastId());
     }
 
     @Override
     public int deadLetterPurge(PurgeCommand command) {
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", command.namespace());
-        params.put("id", command.id());
-        params.put("topic", command.topic());
-        params.put("limit", command.limit());
-        return autoCommit("purge of dead letters", session -> session.delete("queue.purgeDeadLetters", params));
+        Long[] ids = command.id() == null ? null : new Long[] {command.id()};
+        String topic = command.id() == null ? command.topic() : null;
+        return runner.autoCommit("purge of dead letters", DeadLetterMapper.class,
+                mapper -> mapper.purge(command.namespace(), topic, ids, command.limit()));
     }
 
     // ------------------------------------------------------------------ reading
@@ -514,70 +412,57 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public NamespaceStats namespaceStats(StatsQuery query) {
         String namespace = query.namespace();
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", namespace);
-        params.put("now", query.time().givenOrNull());
-        List<Rows.StatsRow> rows = autoCommit("stats", session -> session.selectList("queue.stats", params));
+        List<TopicStats> rows = runner.autoCommit("stats", MessageMapper.class,
+                mapper -> mapper.stats(namespace, query.time().givenOrNull()));
         Map<String, TopicStats> topics = new LinkedHashMap<>();
         long pending = 0;
         long running = 0;
         long completed = 0;
         long dead = 0;
-        for (Rows.StatsRow row : rows) {
-            topics.put(row.topic, new TopicStats(row.topic, row.pending, row.running, row.completed, row.dead, row.oldestDueAt));
-            pending += row.pending;
-            running += row.running;
-            completed += row.completed;
-            dead += row.dead;
+        for (TopicStats row : rows) {
+            topics.put(row.topic(), row);
+            pending += row.pending();
+            running += row.running();
+            completed += row.completed();
+            dead += row.dead();
         }
         return new NamespaceStats(namespace, pending, running, completed, dead, topics);
     }
 
     @Override
     public Optional<MessageInfo> messageFind(MessageRef message) {
-        String namespace = message.namespace();
-        long id = message.id();
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", namespace);
-        params.put("id", id);
-        Rows.InfoRow row;
-        List<Rows.AttemptRow> attempts;
-        // one read-only transaction, so the history belongs to the row found
-        Object[] found = inTransaction("find", session -> {
-            Rows.InfoRow info = session.selectOne("queue.find", params);
-            return new Object[] {info, info == null ? List.of() : session.selectList("queue.findAttempts", params)};
+        // one transaction, so the history belongs to the row found
+        Object[] found = runner.inTransaction("find", session -> {
+            MessageMapper mapper = session.getMapper(MessageMapper.class);
+            MessageMapper.Info info = mapper.find(message.namespace(), message.id());
+            return new Object[] {info, info == null ? List.of() : mapper.findAttempts(message.namespace(), message.id())};
         });
-        row = (Rows.InfoRow) found[0];
+        MessageMapper.Info row = (MessageMapper.Info) found[0];
         if (row == null) {
             return Optional.empty();
         }
         @SuppressWarnings("unchecked")
-        List<Rows.AttemptRow> history = (List<Rows.AttemptRow>) found[1];
-        attempts = history;
-        MessageState state = switch (row.state) {
+        List<MessageMapper.Attempt> attempts = (List<MessageMapper.Attempt>) found[1];
+        MessageState state = switch (row.state()) {
             case "pending" -> MessageState.PENDING;
             case "running" -> MessageState.RUNNING;
             default -> MessageState.DEAD;
         };
-        return Optional.of(new MessageInfo(MessageId.of(row.id), row.namespace, row.topic, state, row.payload,
-                HeadersJson.read(row.headers), row.priority, row.attempts, row.maxAttempts, row.uniqueKey,
-                row.publishedAt, row.runAt, row.leaseUntil, row.worker, row.lastError,
-                attempts.stream().map(a -> new AttemptFailure(a.attempt, a.error, a.worker, a.failedAt)).toList()));
+        return Optional.of(new MessageInfo(MessageId.of(row.id()), row.namespace(), row.topic(), state, row.payload(),
+                row.headers(), row.priority(), row.attempts(), row.maxAttempts(), row.uniqueKey(), row.publishedAt(),
+                row.runAt(), row.leaseUntil(), row.worker(), row.lastError(),
+                attempts.stream().map(a -> new AttemptFailure(a.attempt(), a.error(), a.worker(), a.failedAt())).toList()));
     }
 
     @Override
     public Optional<Instant> messageNextDueAt(NextDueQuery query) {
-        String namespace = query.namespace();
         List<String> topics = query.topics();
-        Instant now = query.time().givenOrNull();
         if (topics.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, Object> params = new HashMap<>();
-        params.put("namespace", namespace);
-        params.put("topics", new LinkedHashSet<>(topics).toArray(new String[0]));
-        params.put("now", now);
-        Instant next = autoCommit("next due time", session -> session.selectOne("queue.nextDueAt", params));
+        String[] distinct = new LinkedHashSet<>(topics).toArray(new String[0]);
+        Instant next = runner.autoCommit("next due time", MessageMapper.class,
+                mapper -> mapper.nextDueAt(query.namespace(), distinct, query.time().givenOrNull()));
         return Optional.ofNullable(next);
     }
 
@@ -585,18 +470,10 @@ final class PostgresMessageStore implements MessageStore {
 
     /** Sends a notification on the schema's channel through the pool (the listener's probe). */
     void notifyChannel(String payload) {
-        autoCommit("notify", session -> session.selectOne("queue.notify", Map.of("payload", payload)));
+        runner.autoCommit("notify", WakeUpMapper.class, mapper -> mapper.wake(payload));
     }
 
     // ------------------------------------------------------------------ plumbing
-
-    private <T> T autoCommit(String operation, Function<SqlSession, T> work) {
-        return runner.autoCommit(operation, work);
-    }
-
-    private <T> T inTransaction(String operation, Function<SqlSession, T> work) {
-        return runner.inTransaction(operation, work);
-    }
 
     static long micros(Duration duration) {
         if (duration == null) {

@@ -173,7 +173,7 @@ public final class PostgresQueue implements Queue {
             String schema = config.schema();
             DataSource connections = ownedPool == null && config.actor() != null
                     ? new ActorDataSource(dataSource, config.actor()) : dataSource;
-            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(connections, schema);
+            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(connections, schema, config.actor());
             if (config.migrateOnStart()) {
                 SchemaMigrator.migrate(sessions, schema);
             } else {

@@ -26,7 +26,7 @@ import java.util.function.Consumer;
 
 /**
  * {@link WakeUps} over LISTEN/NOTIFY. Publishing statements NOTIFY the schema's channel inside their own
- * transaction (see {@code QueueMapper.xml}); this class holds one dedicated connection, outside the pool, that
+ * transaction (see {@code V10__engine_functions.sql}); this class holds one dedicated connection, outside the pool, that
  * LISTENs to it, and a daemon thread that waits for notifications and calls the listeners of their
  * (namespace, topic).
  *
@@ -173,7 +173,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
         connection = null;
         if (last != null) {
             try (SqlSession session = MyBatisSupport.sessionOn(sessions, last)) {
-                session.update("queue.unlisten");
+                session.getMapper(WakeUpMapper.class).unlisten();
                 last.close();
             } catch (SQLException | RuntimeException e) {
                 discard(last);
@@ -293,8 +293,9 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
             opened.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
             int pid;
             try (SqlSession session = MyBatisSupport.sessionOn(sessions, opened)) {
-                session.update("queue.listen");
-                pid = session.<Integer>selectOne("queue.backendPid");
+                WakeUpMapper mapper = session.getMapper(WakeUpMapper.class);
+                mapper.listen();
+                pid = mapper.backendPid();
             }
             PGConnection pg = opened.unwrap(PGConnection.class);
             if (!probe(pg)) {
@@ -368,7 +369,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
 
     private void ping(Connection current) {
         try (SqlSession session = MyBatisSupport.sessionOn(sessions, current)) {
-            session.selectOne("queue.ping");
+            session.getMapper(WakeUpMapper.class).ping();
         }
     }
 

@@ -3,7 +3,6 @@ package dev.queue.postgres;
 import dev.queue.api.Backoff;
 import dev.queue.api.QueueOptions;
 
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -24,31 +23,23 @@ final class QueuePolicies {
     /** Returns how many policy rows were written; none when the schema predates the policies. */
     static int write(Sessions sessions, QueueOptions options, CompletedRetention retention) {
         return sessions.inTransaction("writing the queue policies", session -> {
-            if (!Boolean.TRUE.equals(session.<Boolean>selectOne("queue.policiesPresent"))) {
+            MaintenanceMapper mapper = session.getMapper(MaintenanceMapper.class);
+            if (!Boolean.TRUE.equals(mapper.policiesPresent())) {
                 return 0;
             }
             boolean archive = retention == CompletedRetention.ARCHIVE;
-            session.selectOne("queue.writePolicy", row(EVERY, options, options.defaultBackoff(), archive));
+            mapper.writePolicy(row(EVERY, options, options.defaultBackoff(), archive));
             int written = 1;
             for (Map.Entry<String, Backoff> topic : options.topicBackoffs().entrySet()) {
-                session.selectOne("queue.writePolicy", row(topic.getKey(), options, topic.getValue(), archive));
+                mapper.writePolicy(row(topic.getKey(), options, topic.getValue(), archive));
                 written++;
             }
             return written;
         });
     }
 
-    private static Map<String, Object> row(String topic, QueueOptions options, Backoff backoff, boolean archive) {
-        Map<String, Object> row = new HashMap<>();
-        row.put("namespace", EVERY);
-        row.put("topic", topic);
-        row.put("maxAttempts", options.defaultMaxAttempts());
-        row.put("baseMicros", backoff.base().toNanos() / 1000);
-        row.put("capMicros", backoff.cap().toNanos() / 1000);
-        row.put("multiplier", backoff.multiplier());
-        row.put("jitter", backoff.jitter());
-        row.put("maxPayloadBytes", options.maxPayloadBytes());
-        row.put("archive", archive);
-        return row;
+    private static MaintenanceMapper.Policy row(String topic, QueueOptions options, Backoff backoff, boolean archive) {
+        return new MaintenanceMapper.Policy(EVERY, topic, options.defaultMaxAttempts(), backoff.base().toNanos() / 1000,
+                backoff.cap().toNanos() / 1000, backoff.multiplier(), backoff.jitter(), options.maxPayloadBytes(), archive);
     }
 }

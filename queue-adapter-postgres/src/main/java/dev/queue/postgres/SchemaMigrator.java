@@ -45,6 +45,7 @@ final class SchemaMigrator {
             new Migration(7, "hot_table_no_truncate"),
             new Migration(8, "sql_rules"),
             new Migration(9, "sql_api"),
+            new Migration(10, "engine_functions"),
             new Migration(11, "tenants"),
             new Migration(12, "operator"));
 
@@ -60,30 +61,29 @@ final class SchemaMigrator {
     static List<Integer> migrate(SqlSessionFactory sessions, String schema) {
         try (SqlSession session = sessions.openSession(false)) {
             try {
-                session.selectOne("queue.lockMigrations", Map.of("schemaName", schema));
-                session.update("queue.createSchema");
-                session.update("queue.createSchemaVersion");
-                List<Rows.VersionRow> rows = session.selectList("queue.appliedVersions");
-                Map<Integer, Rows.VersionRow> applied = rows.stream()
-                        .collect(Collectors.toMap(r -> r.version, Function.identity()));
+                MaintenanceMapper mapper = session.getMapper(MaintenanceMapper.class);
+                mapper.lockMigrations(schema);
+                mapper.createSchema();
+                mapper.createSchemaVersion();
+                Map<Integer, MaintenanceMapper.Version> applied = mapper.appliedVersions().stream()
+                        .collect(Collectors.toMap(MaintenanceMapper.Version::version, Function.identity()));
                 List<Integer> appliedNow = new ArrayList<>();
                 for (Migration migration : MIGRATIONS) {
                     String script = read(migration.resource());
                     long checksum = checksum(script);
-                    Rows.VersionRow done = applied.get(migration.version());
+                    MaintenanceMapper.Version done = applied.get(migration.version());
                     if (done != null) {
-                        if (done.checksum != checksum) {
+                        if (done.checksum() != checksum) {
                             LOG.warn("schema {}: migration {} was applied from a different file (checksum {} in the "
                                     + "database, {} now); applied migrations must not change", schema,
-                                    migration.resource(), done.checksum, checksum);
+                                    migration.resource(), done.checksum(), checksum);
                         }
                         continue;
                     }
                     try (Statement statement = session.getConnection().createStatement()) {
                         statement.execute(script.replace("${schema}", schema));
                     }
-                    session.insert("queue.recordVersion", Map.of("version", migration.version(),
-                            "description", migration.description(), "checksum", checksum));
+                    mapper.recordVersion(migration.version(), migration.description(), checksum);
                     appliedNow.add(migration.version());
                 }
                 // version 11 ends by securing the schema itself: again only when something ran after it
@@ -125,7 +125,7 @@ final class SchemaMigrator {
     static void verify(SqlSessionFactory sessions, String schema) {
         Boolean present;
         try (SqlSession session = sessions.openSession(true)) {
-            present = session.selectOne("queue.tablesPresent");
+            present = session.getMapper(MaintenanceMapper.class).tablesPresent();
         } catch (Exception e) {
             throw PostgresErrors.translate("the check of schema " + schema, e);
         }

@@ -6,7 +6,11 @@ import org.apache.ibatis.session.SqlSessionFactory;
 import java.util.Objects;
 import java.util.function.Function;
 
-/** Runs work in MyBatis sessions of the pool: one auto-committed statement, or one transaction. */
+/**
+ * Runs work in MyBatis sessions of the pool, through one area's mapper: one auto-committed statement, or one
+ * transaction. (A caller's own connection and the listener's connection get sessions of their own through
+ * {@link MyBatisSupport#sessionOn}.)
+ */
 final class Sessions {
 
     private final SqlSessionFactory factory;
@@ -19,7 +23,16 @@ final class Sessions {
         return factory;
     }
 
-    /** One statement in its own transaction (auto-commit). */
+    /** One statement of the mapper {@code area} in its own transaction (auto-commit). */
+    <M, T> T autoCommit(String operation, Class<M> area, Function<M, T> work) {
+        try (SqlSession session = factory.openSession(true)) {
+            return work.apply(session.getMapper(area));
+        } catch (RuntimeException e) {
+            throw PostgresErrors.translate(operation, e);
+        }
+    }
+
+    /** Statements of a mapper without an interface (the operator's) in their own transaction (auto-commit). */
     <T> T autoCommit(String operation, Function<SqlSession, T> work) {
         try (SqlSession session = factory.openSession(true)) {
             return work.apply(session);

@@ -16,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 
 import static dev.queue.domain.port.CommandTime.at;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -47,13 +46,13 @@ class BookkeepingCommitTest {
     @Test
     void aClaimCommitsWithoutWaitingForTheFlushByDefault() throws SQLException {
         db.publish(StoreFixture.message("t"), at(T0));
-        assertThat(settingAtCommitOf("queue.claim", db.store.claimParams(claimCommand())))
+        assertThat(settingAtCommitOf(m -> m.claim(db.store.claimParams(claimCommand()))))
                 .as("synchronous_commit inside the claim's transaction").isEqualTo("off");
     }
 
     @Test
     void aClaimThatFindsNothingStillRunsItsOneTimeFilter() throws SQLException {
-        assertThat(settingAtCommitOf("queue.claim", db.store.claimParams(claimCommand()))).isEqualTo("off");
+        assertThat(settingAtCommitOf(m -> m.claim(db.store.claimParams(claimCommand())))).isEqualTo("off");
     }
 
     @Test
@@ -61,7 +60,7 @@ class BookkeepingCommitTest {
         db.publish(StoreFixture.message("t"), at(T0));
         ClaimedMessage claimed = db.claimOne("t", 5, at(T0));
         AckCommand complete = new AckCommand(StoreFixture.NS, List.of(new LeaseRef(claimed.id(), 5)), at(T0));
-        assertThat(settingAtCommitOf("queue.complete", db.store.ackParams(complete))).isEqualTo("off");
+        assertThat(settingAtCommitOf(m -> db.store.ackWith(m, complete, db.store.asyncBookkeeping()))).isEqualTo("off");
         assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(0L);
     }
 
@@ -69,10 +68,10 @@ class BookkeepingCommitTest {
     void withDurableAcknowledgementsBothWaitForTheFlush() throws SQLException {
         PostgresMessageStore durable = new PostgresMessageStore(db.sessions, CompletedRetention.DELETE, true);
         db.publish(StoreFixture.message("t"), at(T0));
-        assertThat(settingAtCommitOf("queue.claim", durable.claimParams(claimCommand()))).isEqualTo("on");
+        assertThat(settingAtCommitOf(m -> m.claim(durable.claimParams(claimCommand())))).isEqualTo("on");
         long id = (Long) db.query("SELECT id FROM $s.messages").get(0);
         AckCommand complete = new AckCommand(StoreFixture.NS, List.of(new LeaseRef(id, 9)), at(T0));
-        assertThat(settingAtCommitOf("queue.complete", durable.ackParams(complete))).isEqualTo("on");
+        assertThat(settingAtCommitOf(m -> durable.ackWith(m, complete, durable.asyncBookkeeping()))).isEqualTo("on");
         assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(0L);
     }
 
@@ -96,14 +95,13 @@ class BookkeepingCommitTest {
 
     @Test
     void publishesKeepWaitingForTheFlush() throws SQLException {
-        Map<String, Object> one = PostgresMessageStore.publishOneParams(StoreFixture.message("t"), T0);
-        assertThat(settingAtCommitOf("queue.publishOneQuiet", one)).as("a held-back one-message publish").isEqualTo("on");
-        one.put("notifyKey", StoreFixture.NS + "/t");
-        assertThat(settingAtCommitOf("queue.publishOne", one)).as("a one-message publish with its wake-up").isEqualTo("on");
-        Map<String, Object> many = PostgresMessageStore.publishParams(List.of(StoreFixture.message("t"), StoreFixture.message("t")),
-                List.of(0, 1), T0);
-        many.put("notifyKeys", new String[] {StoreFixture.NS + "/t"});
-        assertThat(settingAtCommitOf("queue.publishFast", many)).as("a multi-row publish").isEqualTo("on");
+        MessageMapper.One quiet = PostgresMessageStore.publishOneParams(StoreFixture.message("t"), null, T0);
+        assertThat(settingAtCommitOf(m -> m.publishOne(quiet))).as("a held-back one-message publish").isEqualTo("on");
+        MessageMapper.One one = PostgresMessageStore.publishOneParams(StoreFixture.message("t"), StoreFixture.NS + "/t", T0);
+        assertThat(settingAtCommitOf(m -> m.publishOne(one))).as("a one-message publish with its wake-up").isEqualTo("on");
+        MessageMapper.Batch many = PostgresMessageStore.publishParams(List.of(StoreFixture.message("t"), StoreFixture.message("t")),
+                new String[] {StoreFixture.NS + "/t"}, T0);
+        assertThat(settingAtCommitOf(m -> m.publishFast(many))).as("a multi-row publish").isEqualTo("on");
         assertThat(db.query("SELECT count(*) FROM $s.messages")).containsExactly(4L);
     }
 
@@ -112,18 +110,18 @@ class BookkeepingCommitTest {
     }
 
     /**
-     * Runs a mapper statement with the given parameters in a transaction on a session that asks for synchronous
+     * Runs a statement of the message mapper in a transaction on a session that asks for synchronous
      * commits, reads synchronous_commit just before that transaction commits, and checks that the session's own
      * setting is back afterwards: the statement may only change its own transaction.
      */
-    private String settingAtCommitOf(String statement, Map<String, Object> params) throws SQLException {
+    private String settingAtCommitOf(java.util.function.Consumer<MessageMapper> statement) throws SQLException {
         try (Connection connection = db.pool.getConnection()) {
             execute(connection, "SET synchronous_commit = on");
             connection.setAutoCommit(false);
             String atCommit;
             try {
                 try (SqlSession session = MyBatisSupport.sessionOn(db.sessions, connection)) {
-                    session.selectList(statement, params);
+                    statement.accept(session.getMapper(MessageMapper.class));
                 }
                 atCommit = show(connection);
                 connection.commit();

@@ -170,7 +170,7 @@ class DedupRaceTest {
 
     private void awaitBlockedOnALock() {
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> !db.query(
-                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%unique_key%'"
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('._engine_publish(' IN query) > 0"
                         + " AND query LIKE '%" + db.schema + "%'").isEmpty());
     }
 

@@ -49,7 +49,7 @@ class HotTableVacuumTest {
     private static final Duration MAX_BACKOFF = HotTableVacuum.Config.DEFAULT_MAX_BACKOFF;
 
     private long deadTuples() {
-        Long dead = sessions.autoCommit("dead tuples", s -> s.selectOne("queue.deadTuples"));
+        Long dead = sessions.autoCommit("dead tuples", MaintenanceMapper.class, MaintenanceMapper::deadTuples);
         return dead == null ? 0 : dead;
     }
 
@@ -190,7 +190,7 @@ class HotTableVacuumTest {
     @Test
     void cleansTheIndexesWithoutParallelWorkers() throws Exception {
         makeDeadRows(8_000);
-        String queueVacuum = db.sessions.getConfiguration().getMappedStatement("queue.vacuumMessages")
+        String queueVacuum = db.sessions.getConfiguration().getMappedStatement("dev.queue.postgres.MaintenanceMapper.vacuumMessages")
                 .getBoundSql(Map.of()).getSql().trim();
         assertThat(serverMessagesOf(queueVacuum))
                 .as("what the server reported while running the queue's vacuum: " + queueVacuum)

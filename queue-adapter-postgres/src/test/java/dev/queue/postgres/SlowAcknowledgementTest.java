@@ -169,7 +169,7 @@ class SlowAcknowledgementTest {
         try (Connection connection = PostgresTestServer.dataSource().getConnection();
              PreparedStatement statement = connection.prepareStatement(
                      "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ? LIMIT 1")) {
-            statement.setString(1, "%DELETE FROM \"" + schema + "\".messages%");
+            statement.setString(1, "%\"" + schema + "\"._engine_complete(%");
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getInt(1) : null;
             }

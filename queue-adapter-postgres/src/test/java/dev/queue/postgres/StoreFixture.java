@@ -7,20 +7,19 @@ import dev.queue.domain.port.CommandTime;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.StoredOutcome;
-import org.apache.ibatis.builder.xml.XMLMapperBuilder;
-import org.apache.ibatis.session.Configuration;
-import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -33,7 +32,6 @@ import static dev.queue.domain.port.CommandTime.at;
 final class StoreFixture implements AutoCloseable {
 
     static final String NS = "ns";
-    private static final String PLAN_MAPPER = "dev/queue/postgres/PlanMapper.xml";
 
     final HikariDataSource pool;
     final String schema;
@@ -73,33 +71,86 @@ final class StoreFixture implements AutoCloseable {
         return store.messageClaimDue(new ClaimCommand(NS, List.of(topic), "w", limit, Duration.ofSeconds(30), token, time));
     }
 
-    /** The plan of the claim statement exactly as the store binds it, as EXPLAIN prints it (nothing is claimed). */
+    /** The plans of the claim's statements as the store binds it (rolled back: nothing is claimed). */
     List<String> explainClaim(ClaimCommand command) {
-        Configuration configuration = sessions.getConfiguration();
-        if (!configuration.hasStatement("queue.explainClaim")) {
-            try (InputStream mapper = StoreFixture.class.getResourceAsStream("/" + PLAN_MAPPER)) {
-                new XMLMapperBuilder(mapper, configuration, PLAN_MAPPER, configuration.getSqlFragments()).parse();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+        MessageMapper.Claim claim = store.claimParams(command);
+        return nestedPlans(false, "SELECT * FROM $s._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", claimArguments(claim));
+    }
+
+    private static Object[] claimArguments(MessageMapper.Claim claim) {
+        return new Object[] {claim.namespace(), claim.topics(), claim.worker(), claim.limit(), claim.leaseToken(),
+                claim.leaseMicros(), claim.now() == null ? null : OffsetDateTime.ofInstant(claim.now(), ZoneOffset.UTC),
+                claim.async(), claim.afterPriorities(), claim.afterRunAtMicros(), claim.afterIds()};
+    }
+
+    /**
+     * The plan of every statement a call runs, the statements inside the engine's PL/pgSQL functions included, as
+     * auto_explain logs them (verbose, sent to this client as notices), on a connection of its own and in a
+     * transaction rolled back afterwards. {@code genericPlans}: plans as they are after a statement's first five
+     * executions at the latest, not knowing the parameters. "$s" stands for the schema.
+     */
+    List<String> nestedPlans(boolean genericPlans, String sql, Object... params) {
+        try (Connection connection = DriverManager.getConnection(PostgresTestServer.jdbcUrl())) {
+            try (Statement setup = connection.createStatement()) {
+                setup.execute("LOAD 'auto_explain'");
+                setup.execute("SET auto_explain.log_min_duration = 0");
+                setup.execute("SET auto_explain.log_nested_statements = on");
+                setup.execute("SET auto_explain.log_verbose = on");
+                setup.execute("SET client_min_messages = log");
+                if (genericPlans) {
+                    setup.execute("SET plan_cache_mode = force_generic_plan");
+                }
             }
-        }
-        try (SqlSession session = sessions.openSession(true)) {
-            return session.selectList("queue.explainClaim", store.claimParams(command));
+            connection.setAutoCommit(false);
+            try (PreparedStatement statement = connection.prepareStatement(sql.replace("$s", "\"" + schema + "\""))) {
+                for (int i = 0; i < params.length; i++) {
+                    statement.setObject(i + 1, params[i]);
+                }
+                statement.execute();
+                List<String> plans = new ArrayList<>();
+                for (SQLWarning warning = statement.getWarnings(); warning != null; warning = warning.getNextWarning()) {
+                    if (warning.getMessage() != null && warning.getMessage().contains("Query Text:")) {
+                        plans.add(warning.getMessage());
+                    }
+                }
+                return plans;
+            } finally {
+                connection.rollback();
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
         }
     }
 
-    /** The shared buffers the claim statement touched, as the store binds it; what it claimed is rolled back. */
+    /**
+     * The shared buffers the claim touched, the statements inside the engine function included, as the store binds
+     * it, on a connection of its own; what it claimed is rolled back.
+     */
     long claimBuffers(ClaimCommand command) {
-        explainClaim(command);
-        try (SqlSession session = sessions.openSession(false)) {
-            List<String> json = session.selectList("queue.explainAnalyzeClaim", store.claimParams(command));
-            session.rollback(true);
-            Matcher hit = Pattern.compile("\"Shared Hit Blocks\": (\\d+)").matcher(json.get(0));
-            Matcher read = Pattern.compile("\"Shared Read Blocks\": (\\d+)").matcher(json.get(0));
-            if (!hit.find() || !read.find()) {
-                throw new AssertionError("no buffer counts in " + json);
+        String sql = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM \"" + schema
+                + "\"._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        try (Connection connection = DriverManager.getConnection(PostgresTestServer.jdbcUrl())) {
+            connection.setAutoCommit(false);
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                Object[] arguments = claimArguments(store.claimParams(command));
+                for (int i = 0; i < arguments.length; i++) {
+                    statement.setObject(i + 1, arguments[i]);
+                }
+                try (ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    String json = rs.getString(1);
+                    Matcher hit = Pattern.compile("\"Shared Hit Blocks\": (\\d+)").matcher(json);
+                    Matcher read = Pattern.compile("\"Shared Read Blocks\": (\\d+)").matcher(json);
+                    if (!hit.find() || !read.find()) {
+                        throw new AssertionError("no buffer counts in " + json);
+                    }
+                    return Long.parseLong(hit.group(1)) + Long.parseLong(read.group(1));
+                }
+            } finally {
+                connection.rollback();
             }
-            return Long.parseLong(hit.group(1)) + Long.parseLong(read.group(1));
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
         }
     }
 

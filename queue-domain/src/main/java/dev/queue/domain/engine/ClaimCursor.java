@@ -14,8 +14,11 @@ import java.util.Map;
  * Where a dispatcher's claims left off in each topic's claim order. Claims resume there rather than at the head:
  * while a long transaction holds back vacuum, the head of the claim order is a growing run of entries of messages
  * claimed long ago, which every claim from the head would step over again. Messages can still turn up behind a
- * position (a publish that commits late, a due time set in the past, a row another claim had locked), so once per
- * interval, and whenever a manual clock moved by that much or back, the next claim looks from the head.
+ * position: concurrent publishes commit out of the order of their ids, a publish's transaction may commit late, a
+ * due time may be set in the past, a row another claim had locked may be let go. So a claim resumes only right
+ * after a claim that filled up (a backlog is being worked through, and the next claim comes at once); a claim that
+ * came back short is followed by one from the head, which finds what turned up behind. Under a steady backlog, once
+ * per interval (and whenever a manual clock moved by that much or back) a claim looks from the head too.
  * Dispatcher thread only.
  */
 final class ClaimCursor {
@@ -25,6 +28,7 @@ final class ClaimCursor {
     private final Map<String, ClaimPosition> positions = new HashMap<>();
     private long lastHeadNanos;
     private Instant lastHeadClock;
+    private boolean lastClaimFull;
 
     ClaimCursor(Duration headEvery, Clock clock) {
         this.headEvery = headEvery;
@@ -39,7 +43,7 @@ final class ClaimCursor {
                 || nowNanos - lastHeadNanos >= headEvery.toNanos()
                 || clockNow.isBefore(lastHeadClock)
                 || !clockNow.isBefore(lastHeadClock.plus(headEvery));
-        if (headDue || positions.isEmpty()) {
+        if (headDue || !lastClaimFull || positions.isEmpty()) {
             lastHeadNanos = nowNanos;
             lastHeadClock = clockNow;
             return Map.of();
@@ -47,8 +51,12 @@ final class ClaimCursor {
         return positions;
     }
 
-    /** Moves each topic's position to the furthest message claimed in it; a claim from the head never moves one back. */
-    void advance(List<ClaimedMessage> claimed) {
+    /**
+     * Moves each topic's position to the furthest message claimed in it (a claim from the head never moves one back),
+     * and notes whether the claim filled up: only then may the next one resume.
+     */
+    void advance(List<ClaimedMessage> claimed, int asked) {
+        lastClaimFull = claimed.size() >= asked;
         for (ClaimedMessage message : claimed) {
             ClaimPosition position = message.position();
             if (position != null) {

@@ -153,7 +153,7 @@ final class NamespaceService implements Namespace {
         List<ClaimedMessage> claimed = store.messageClaimDue(
                 new ClaimCommand(name, topics, worker, limit, lease, token, time.commandTime(), after));
         if (cursor != null) {
-            cursor.advance(claimed);
+            cursor.advance(claimed, limit);
         }
         List<Delivery> deliveries = new ArrayList<>(claimed.size());
         for (ClaimedMessage message : claimed) {
