@@ -118,8 +118,9 @@ class HexagonRulesTest {
     static final ArchRule the_cli_depends_on_the_api_the_postgres_operator_and_picocli_only =
             classes().that().resideInAPackage(Layers.CLI)
                     .should().onlyDependOnClassesThat(DescribedPredicate.describe(
-                            "the CLI, the API, PostgresOperator and its records, java (but java.sql), picocli",
+                            "the CLI, the API, PostgresOperator and its records, QueueDashboard, java (but java.sql), picocli",
                             (JavaClass type) -> type.getPackageName().startsWith("dev.queue.cli")
+                                    || type.getName().startsWith("dev.queue.dashboard.QueueDashboard")
                                     || type.getPackageName().startsWith("dev.queue.api")
                                     || type.getName().startsWith("dev.queue.postgres.PostgresOperator")
                                     || (type.getPackageName().startsWith("java.") && !type.getPackageName().startsWith("java.sql"))
