@@ -207,6 +207,11 @@ public final class QueueDashboard implements HttpHandler {
             headers.set("X-Content-Type-Options", "nosniff");
             headers.set("Referrer-Policy", "same-origin");
             headers.set("Cache-Control", "no-store");
+            if ("HEAD".equals(exchange.getRequestMethod())) {
+                // the JDK's server sends no body to a HEAD request and refuses one written
+                exchange.sendResponseHeaders(status, -1);
+                return;
+            }
             exchange.sendResponseHeaders(status, bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(bytes);

@@ -254,6 +254,10 @@ class QueueDashboardHttpTest {
             HttpResponse<String> put = http.send(HttpRequest.newBuilder(URI.create(self(server) + "/"))
                     .PUT(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(put.statusCode()).isEqualTo(405);
+            HttpResponse<String> head = http.send(HttpRequest.newBuilder(URI.create(self(server) + "/"))
+                    .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(head.statusCode()).isEqualTo(200);
+            assertThat(head.body()).isEmpty();
         }
     }
 
