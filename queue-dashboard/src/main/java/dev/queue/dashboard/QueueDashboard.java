@@ -17,11 +17,13 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -53,6 +55,12 @@ public final class QueueDashboard implements HttpHandler {
     private final String actor;
     private final int batchSize;
     private final String base;
+    private final Duration countsMaxAge;
+    /** Per namespace, the last topic counts and when they were read: see {@link Builder#countsMaxAge(Duration)}. */
+    private final Map<String, Counts> counts = new ConcurrentHashMap<>();
+
+    private record Counts(List<PostgresOperator.TopicStats> topics, Instant readAt) {
+    }
 
     private QueueDashboard(Builder b) {
         this.operator = b.operator;
@@ -61,6 +69,7 @@ public final class QueueDashboard implements HttpHandler {
         this.actor = b.actor;
         this.batchSize = b.batchSize;
         this.base = b.basePath;
+        this.countsMaxAge = b.countsMaxAge;
     }
 
     public static Builder builder(PostgresOperator operator) {
@@ -75,6 +84,7 @@ public final class QueueDashboard implements HttpHandler {
         private String actor = "queue-dashboard";
         private int batchSize = 1000;
         private String basePath = "";
+        private Duration countsMaxAge = Duration.ofSeconds(5);
 
         private Builder(PostgresOperator operator) {
             this.operator = operator;
@@ -123,6 +133,18 @@ public final class QueueDashboard implements HttpHandler {
                 throw new InvalidInputException("basePath", basePath, "\"\" or a path such as /queue, without a trailing slash");
             }
             this.basePath = basePath;
+            return this;
+        }
+
+        /**
+         * How long the overview and topic pages reuse a namespace's counts (default 5 s; zero: read every time).
+         * The SQL API counts a namespace's messages for them, so many open dashboards must not each do so per request.
+         */
+        public Builder countsMaxAge(Duration maxAge) {
+            if (maxAge == null || maxAge.isNegative() || maxAge.compareTo(Duration.ofHours(1)) > 0) {
+                throw new InvalidInputException("countsMaxAge", maxAge, "0 to 1 hour");
+            }
+            this.countsMaxAge = maxAge;
             return this;
         }
 
@@ -295,15 +317,37 @@ public final class QueueDashboard implements HttpHandler {
 
     // ------------------------------------------------------------------ pages
 
+    /** The namespace's topic counts, read again once older than countsMaxAge. */
+    private Counts counts(String ns) {
+        Instant now = Instant.now();
+        if (!namespaces.contains(ns)) {
+            // kept for the configured namespaces only, so that requests naming others cannot grow the map
+            return new Counts(operator.topics(ns), now);
+        }
+        Counts cached = counts.get(ns);
+        if (cached != null && cached.readAt().plus(countsMaxAge).isAfter(now)) {
+            return cached;
+        }
+        Counts fresh = new Counts(operator.topics(ns), now);
+        counts.put(ns, fresh);
+        return fresh;
+    }
+
     private String overview() {
         StringBuilder html = new StringBuilder();
         for (String ns : namespaces) {
-            PostgresOperator.Stats stats = operator.stats(ns);
+            Counts c = counts(ns);
+            // the namespace's totals are the sums of its topics': one count of the messages instead of two
+            long pending = c.topics().stream().mapToLong(PostgresOperator.TopicStats::pending).sum();
+            long running = c.topics().stream().mapToLong(PostgresOperator.TopicStats::running).sum();
+            long dead = c.topics().stream().mapToLong(PostgresOperator.TopicStats::dead).sum();
+            long completed = c.topics().stream().mapToLong(PostgresOperator.TopicStats::completed).sum();
             html.append("<section><h2>Namespace ").append(esc(ns)).append("</h2>")
-                    .append("<p class=\"stats\">pending <b>").append(stats.pending()).append("</b>, running <b>")
-                    .append(stats.running()).append("</b>, dead <b>").append(stats.dead()).append("</b>, completed ")
-                    .append(stats.completed()).append(", topics ").append(stats.topics()).append("</p>")
-                    .append(topicTable(ns, operator.topics(ns)))
+                    .append("<p class=\"stats\">pending <b>").append(pending).append("</b>, running <b>")
+                    .append(running).append("</b>, dead <b>").append(dead).append("</b>, completed ")
+                    .append(completed).append(", topics ").append(c.topics().size()).append(" <small>(counted at ")
+                    .append(time(c.readAt())).append(")</small></p>")
+                    .append(topicTable(ns, c.topics()))
                     .append("<p><a href=\"").append(link("/dead", "ns", ns)).append("\">dead letters</a> · <a href=\"")
                     .append(link("/schedules", "ns", ns)).append("\">schedules</a></p>")
                     .append("<form method=\"get\" action=\"").append(esc(base + "/message")).append("\" class=\"find\">")
@@ -334,7 +378,7 @@ public final class QueueDashboard implements HttpHandler {
     }
 
     private String topic(String ns, String topic) {
-        PostgresOperator.TopicStats stats = operator.topics(ns).stream().filter(t -> t.topic().equals(topic)).findFirst()
+        PostgresOperator.TopicStats stats = counts(ns).topics().stream().filter(t -> t.topic().equals(topic)).findFirst()
                 .orElseThrow(() -> new Refused(404, "no topic " + topic + " in namespace " + ns));
         return page("Topic " + topic + " (" + ns + ")", topicTable(ns, List.of(stats))
                 + deadTable(ns, topic, operator.deadLetters(ns, topic, 0, PAGE))

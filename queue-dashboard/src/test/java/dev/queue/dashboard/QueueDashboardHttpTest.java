@@ -14,6 +14,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -86,6 +87,23 @@ class QueueDashboardHttpTest {
             assertThat(page.body()).contains("Namespace " + ns, "pending <b>2</b>", "dead <b>1</b>",
                     "href=\"/topic?ns=" + ns + "&amp;topic=email\"", "href=\"/dead?ns=" + ns + "\"", "read-only");
         }
+    }
+
+    @Test
+    void countsAreReusedForTheirMaximumAgeOnly() throws Exception {
+        String ns = newNamespace();
+        db.push(ns, "email", "");
+        QueueDashboard.Builder builder = QueueDashboard.builder(db.operator).namespaces(List.of(ns));
+        try (var cached = builder.countsMaxAge(Duration.ofHours(1)).build().start(0)) {
+            assertThat(get(cached, "/").body()).contains("pending <b>1</b>");
+            db.push(ns, "email", "");
+            assertThat(get(cached, "/").body()).contains("pending <b>1</b>");
+        }
+        try (var fresh = builder.countsMaxAge(Duration.ZERO).build().start(0)) {
+            assertThat(get(fresh, "/").body()).contains("pending <b>2</b>");
+        }
+        assertThatThrownBy(() -> builder.countsMaxAge(Duration.ofSeconds(-1))).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("countsMaxAge").hasMessageContaining("-1");
     }
 
     @Test
