@@ -6,6 +6,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -15,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -244,6 +247,29 @@ class QueueDashboardHttpTest {
             assertThat(unknown.statusCode()).isEqualTo(404);
             assertThat(unknown.body()).contains("no schedule named &quot;weekly&quot; in namespace " + ns);
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/dead/redrive", "/dead/purge", "/schedules/pause", "/schedules/resume", "/schedules/run"})
+    void everyWriteRefusesAMissingTokenAndAnotherSiteAndChangesNothing(String path) throws Exception {
+        String ns = newNamespace();
+        long id = db.dead(ns, "billing", "card declined");
+        db.schedule(ns, "nightly", "reports");
+        Map<String, String> form = Map.of("ns", ns, "id", String.valueOf(id), "name", "nightly", "confirm", "yes");
+        Map<String, String> withToken = new HashMap<>(form);
+        withToken.put("token", TOKEN);
+        try (var server = serve(ns, TOKEN)) {
+            HttpResponse<String> noToken = post(server, path, self(server), form);
+            assertThat(noToken.statusCode()).isEqualTo(403);
+            assertThat(noToken.body()).contains("needs the write token");
+            HttpResponse<String> crossSite = post(server, path, "http://localhost:1", withToken);
+            assertThat(crossSite.statusCode()).isEqualTo(403);
+            assertThat(crossSite.body()).contains("cross-site write refused");
+        }
+        assertThat(db.sql("SELECT count(*) FROM queue.dead_letters WHERE namespace = ?", ns)).containsExactly(1L);
+        assertThat(db.sql("SELECT count(*) FROM queue.messages WHERE namespace = ?", ns)).containsExactly(0L);
+        assertThat(db.sql("SELECT paused FROM queue.schedules WHERE namespace = ?", ns)).containsExactly(false);
+        assertThat(db.sql("SELECT count(*) FROM queue.audit_log WHERE namespace = ?", ns)).containsExactly(0L);
     }
 
     @Test
