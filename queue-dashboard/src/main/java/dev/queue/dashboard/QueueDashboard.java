@@ -59,7 +59,26 @@ public final class QueueDashboard implements HttpHandler {
     /** Per namespace, the last topic counts and when they were read: see {@link Builder#countsMaxAge(Duration)}. */
     private final Map<String, Counts> counts = new ConcurrentHashMap<>();
 
-    private record Counts(List<PostgresOperator.TopicStats> topics, Instant readAt) {
+    /** Completions per second by topic since the read before, from the completion counters; empty at first. */
+    private record Counts(List<PostgresOperator.TopicStats> topics, Instant readAt, Map<String, Double> completedPerSecond) {
+
+        Counts(List<PostgresOperator.TopicStats> topics, Instant readAt) {
+            this(topics, readAt, Map.of());
+        }
+
+        /** These counts with the completion rate since the earlier ones (the counters only grow). */
+        Counts since(Counts earlier) {
+            double seconds = Duration.between(earlier.readAt(), readAt).toMillis() / 1000.0;
+            if (seconds <= 0) {
+                return this;
+            }
+            Map<String, Double> rates = new LinkedHashMap<>();
+            for (PostgresOperator.TopicStats t : topics) {
+                earlier.topics().stream().filter(e -> e.topic().equals(t.topic())).findFirst()
+                        .ifPresent(e -> rates.put(t.topic(), Math.max(0, t.completed() - e.completed()) / seconds));
+            }
+            return new Counts(topics, readAt, Map.copyOf(rates));
+        }
     }
 
     private QueueDashboard(Builder b) {
@@ -329,6 +348,9 @@ public final class QueueDashboard implements HttpHandler {
             return cached;
         }
         Counts fresh = new Counts(operator.topics(ns), now);
+        if (cached != null) {
+            fresh = fresh.since(cached);
+        }
         counts.put(ns, fresh);
         return fresh;
     }
@@ -347,7 +369,7 @@ public final class QueueDashboard implements HttpHandler {
                     .append(running).append("</b>, dead <b>").append(dead).append("</b>, completed ")
                     .append(completed).append(", topics ").append(c.topics().size()).append(" <small>(counted at ")
                     .append(time(c.readAt())).append(")</small></p>")
-                    .append(topicTable(ns, c.topics()))
+                    .append(topicTable(ns, c.topics(), c.completedPerSecond()))
                     .append("<p><a href=\"").append(link("/dead", "ns", ns)).append("\">dead letters</a> · <a href=\"")
                     .append(link("/schedules", "ns", ns)).append("\">schedules</a></p>")
                     .append("<form method=\"get\" action=\"").append(esc(base + "/message")).append("\" class=\"find\">")
@@ -362,25 +384,26 @@ public final class QueueDashboard implements HttpHandler {
         return page("Overview", html.toString());
     }
 
-    private String topicTable(String ns, List<PostgresOperator.TopicStats> topics) {
+    private String topicTable(String ns, List<PostgresOperator.TopicStats> topics, Map<String, Double> completedPerSecond) {
         if (topics.isEmpty()) {
             return "<p>No topics.</p>";
         }
         StringBuilder html = new StringBuilder("<table class=\"topics\"><tr><th>Topic</th><th>Pending</th><th>Running</th>"
-                + "<th>Dead</th><th>Completed</th><th>Live subscribers</th></tr>");
+                + "<th>Dead</th><th>Completed</th><th title=\"since the count before\">Completed/s</th><th>Live subscribers</th></tr>");
         for (PostgresOperator.TopicStats t : topics) {
             html.append("<tr><td><a href=\"").append(link("/topic", "ns", ns, "topic", t.topic())).append("\">")
                     .append(esc(t.topic())).append("</a></td><td>").append(t.pending()).append("</td><td>").append(t.running())
-                    .append("</td><td>").append(t.dead()).append("</td><td>").append(t.completed()).append("</td><td>")
-                    .append(t.liveSubscribers()).append("</td></tr>");
+                    .append("</td><td>").append(t.dead()).append("</td><td>").append(t.completed()).append("</td><td class=\"rate\">")
+                    .append(rate(completedPerSecond.get(t.topic()))).append("</td><td>").append(t.liveSubscribers()).append("</td></tr>");
         }
         return html.append("</table>").toString();
     }
 
     private String topic(String ns, String topic) {
-        PostgresOperator.TopicStats stats = counts(ns).topics().stream().filter(t -> t.topic().equals(topic)).findFirst()
+        Counts c = counts(ns);
+        PostgresOperator.TopicStats stats = c.topics().stream().filter(t -> t.topic().equals(topic)).findFirst()
                 .orElseThrow(() -> new Refused(404, "no topic " + topic + " in namespace " + ns));
-        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, List.of(stats))
+        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, List.of(stats), c.completedPerSecond())
                 + deadTable(ns, topic, operator.deadLetters(ns, topic, 0, PAGE))
                 + "<p><a href=\"" + link("/dead", "ns", ns, "topic", topic) + "\">all dead letters of " + esc(topic) + "</a></p>");
     }
@@ -594,6 +617,10 @@ public final class QueueDashboard implements HttpHandler {
             }
         }
         return esc(url.toString());
+    }
+
+    private static String rate(Double perSecond) {
+        return perSecond == null ? "–" : String.format(java.util.Locale.ROOT, "%.1f", perSecond);
     }
 
     private static String time(Instant instant) {
