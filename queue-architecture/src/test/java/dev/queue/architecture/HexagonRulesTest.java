@@ -118,14 +118,30 @@ class HexagonRulesTest {
     static final ArchRule the_cli_depends_on_the_api_the_postgres_operator_and_picocli_only =
             classes().that().resideInAPackage(Layers.CLI)
                     .should().onlyDependOnClassesThat(DescribedPredicate.describe(
-                            "the CLI, the API, PostgresOperator and its records, java (but java.sql), picocli",
+                            "the CLI, the API, PostgresOperator and its records, QueueDashboard, java (but java.sql), picocli",
                             (JavaClass type) -> type.getPackageName().startsWith("dev.queue.cli")
+                                    || type.getName().startsWith("dev.queue.dashboard.QueueDashboard")
                                     || type.getPackageName().startsWith("dev.queue.api")
                                     || type.getName().startsWith("dev.queue.postgres.PostgresOperator")
                                     || (type.getPackageName().startsWith("java.") && !type.getPackageName().startsWith("java.sql"))
                                     || type.getPackageName().startsWith("picocli")))
                     .because("the CLI operates a queue through the SQL API as psql would: no domain, no adapter internals, "
                             + "no JDBC of its own")
+                    .allowEmptyShould(false);
+
+    @ArchTest
+    static final ArchRule the_dashboard_depends_on_the_api_the_postgres_operator_and_the_jdk_http_server_only =
+            classes().that().resideInAPackage(Layers.DASHBOARD)
+                    .should().onlyDependOnClassesThat(DescribedPredicate.describe(
+                            "the dashboard, the API, PostgresOperator and its records, java (but java.sql), "
+                                    + "com.sun.net.httpserver",
+                            (JavaClass type) -> type.getPackageName().startsWith("dev.queue.dashboard")
+                                    || type.getPackageName().startsWith("dev.queue.api")
+                                    || type.getName().startsWith("dev.queue.postgres.PostgresOperator")
+                                    || (type.getPackageName().startsWith("java.") && !type.getPackageName().startsWith("java.sql"))
+                                    || type.getPackageName().startsWith("com.sun.net.httpserver")))
+                    .because("the dashboard operates a queue through the SQL API as the CLI does: no domain, no adapter "
+                            + "internals, no JDBC of its own, no web framework")
                     .allowEmptyShould(false);
 
     @ArchTest

@@ -25,9 +25,12 @@ final class Layers {
     /** The operator's command line: outside the hexagon, on the API and PostgresOperator. */
     static final String CLI = "dev.queue.cli..";
 
+    /** The operator's web dashboard: outside the hexagon, on the API, PostgresOperator and the JDK's HTTP server. */
+    static final String DASHBOARD = "dev.queue.dashboard..";
+
     /** Every package of ours a rule names; each must hold classes, or a rule about it proves nothing. */
     static final List<String> OURS = List.of(API, DOMAIN, CODEC, TESTKIT, INMEMORY, POSTGRES, MICROMETER, OPENTELEMETRY,
-            SPRING_STARTER, CLI);
+            SPRING_STARTER, CLI, DASHBOARD);
 
     static final String[] ADAPTERS = {POSTGRES, INMEMORY};
 

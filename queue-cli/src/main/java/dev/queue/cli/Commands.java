@@ -1,5 +1,7 @@
 package dev.queue.cli;
 
+import dev.queue.api.InvalidInputException;
+import dev.queue.dashboard.QueueDashboard;
 import dev.queue.postgres.PostgresOperator;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
@@ -117,6 +119,44 @@ final class Commands {
             output.table(operator.workers(allNamespaces ? null : target.namespace), "id", "host", "pid", "status", "listener", "topics",
                     "concurrency", "inFlight", "heartbeatAt", "startedAt", "version");
             return 0;
+        }
+    }
+
+    @Command(name = "dashboard", description = {"Serves the web dashboard until interrupted (Ctrl-C).",
+            "Read-only unless a write token is given; writes are recorded as --actor from the browser's address."})
+    static final class Dashboard extends Change {
+
+        @Option(names = "--port", paramLabel = "PORT", defaultValue = "8080", description = "the port to listen on (default: ${DEFAULT-VALUE})")
+        int port;
+
+        @Option(names = "--namespaces", paramLabel = "NAMESPACE", split = ",",
+                description = "the namespaces the overview lists, comma-separated (default: --namespace)")
+        List<String> namespaces;
+
+        @Option(names = "--write-token", paramLabel = "TOKEN", defaultValue = "${QUEUE_DASHBOARD_TOKEN}",
+                description = "enables writes for requests carrying it, 16 characters or more "
+                        + "(default: the variable QUEUE_DASHBOARD_TOKEN; none: read-only)")
+        String writeToken;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            QueueDashboard dashboard = QueueDashboard.builder(operator)
+                    .namespaces(namespaces == null ? List.of(target.namespace) : namespaces)
+                    .writeToken(writeToken == null || writeToken.isEmpty() ? null : writeToken)
+                    .actor(actor)
+                    .build();
+            try (QueueDashboard.Server server = dashboard.start(port)) {
+                output.say("dashboard on http://localhost:" + server.port() + "/ ("
+                        + (writeToken == null || writeToken.isEmpty() ? "read-only" : "writes need the token") + ")");
+                // serves on the server's threads; this one only waits to be interrupted
+                new java.util.concurrent.CountDownLatch(1).await();
+                return 0;
+            } catch (java.io.IOException e) {
+                throw new InvalidInputException("port", port, "a free port (" + e.getMessage() + ")");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 0;
+            }
         }
     }
 

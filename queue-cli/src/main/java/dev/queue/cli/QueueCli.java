@@ -19,6 +19,7 @@ import java.io.PrintWriter;
         subcommands = {
                 Commands.Migrate.class, Commands.Status.class, Commands.Stats.class, Commands.Topics.class,
                 Commands.Workers.class, Commands.Inspect.class, Commands.Dead.class, Commands.Schedules.class,
+                Commands.Dashboard.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {

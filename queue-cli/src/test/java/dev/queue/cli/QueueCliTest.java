@@ -8,16 +8,24 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** Every command against an embedded PostgreSQL: what it prints, what it changes, and its exit code. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -327,5 +335,34 @@ class QueueCliTest {
         Run run = runWithout("status", "--database-url", "jdbc:postgresql://127.0.0.1:1/none?connectTimeout=2");
         assertThat(run.exitCode()).isEqualTo(3);
         assertThat(run.err()).contains("PostgreSQL failed");
+    }
+
+    @Test
+    void dashboardServesUntilInterruptedAndRefusesAShortToken() throws Exception {
+        String ns = newNamespace();
+        push(ns, "email", "");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        AtomicInteger exit = new AtomicInteger(-1);
+        Thread serving = new Thread(() -> exit.set(QueueCli.commandLine(new PrintWriter(out, true), new PrintWriter(err, true))
+                .execute("dashboard", "--port", "0", "-n", ns, "--database-url=" + url)));
+        serving.start();
+        try {
+            Matcher started = Pattern.compile("dashboard on http://localhost:(\\d+)/ \\(read-only\\)").matcher("");
+            await().atMost(Duration.ofSeconds(30)).until(() -> started.reset(out.toString()).find());
+            HttpResponse<String> page = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://localhost:" + started.group(1) + "/")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(page.statusCode()).isEqualTo(200);
+            assertThat(page.body()).contains("Namespace " + ns, "email");
+        } finally {
+            serving.interrupt();
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> !serving.isAlive());
+        assertThat(exit.get()).as(err.toString()).isZero();
+
+        Run shortToken = run("dashboard", "--port", "0", "--write-token", "short");
+        assertThat(shortToken.exitCode()).isEqualTo(2);
+        assertThat(shortToken.err()).contains("invalid writeToken", "5 characters");
     }
 }
