@@ -49,11 +49,11 @@ import javax.sql.DataSource;
  * }
  * }</pre>
  *
- * Besides the {@link Queue} API it can join the application's own transactions: {@link #publish(Connection, String,
- * Message)} stores a message on the caller's connection (it is delivered when that transaction commits, and
- * neither stored nor announced when it rolls back), and {@link #ackInTransaction(Connection, MessageContext)}
- * completes a message inside the handler's own transaction, so its database side effects and the completion
- * commit together.
+ * Besides the {@link Queue} API its namespaces can join the application's own transactions:
+ * {@link PostgresNamespace#publish(Connection, Message)} stores a message on the caller's connection (it is
+ * delivered when that transaction commits, and neither stored nor announced when it rolls back), and
+ * {@link PostgresNamespace#ack(Connection, MessageContext)} completes a message inside the handler's own
+ * transaction, so its database side effects and the completion commit together.
  */
 public final class PostgresQueue implements Queue {
 
