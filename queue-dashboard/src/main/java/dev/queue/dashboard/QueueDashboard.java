@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import dev.queue.api.InvalidInputException;
+import dev.queue.api.NamespaceAccessDeniedException;
 import dev.queue.api.QueueException;
 import dev.queue.api.ScheduleNotFoundException;
 import dev.queue.postgres.PostgresOperator;
@@ -235,6 +236,9 @@ public final class QueueDashboard implements HttpHandler {
             } catch (InvalidInputException e) {
                 status = 400;
                 body = page("Bad request", "<p class=\"error\">" + esc(e.getMessage()) + "</p>");
+            } catch (NamespaceAccessDeniedException e) {
+                status = 403;
+                body = page("Refused", "<p class=\"error\">" + esc(e.getMessage()) + "</p>");
             } catch (QueueException e) {
                 status = 503;
                 body = page("Database error", "<p class=\"error\">" + esc(e.getMessage()) + "</p>");
