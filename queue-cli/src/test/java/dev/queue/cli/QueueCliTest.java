@@ -189,7 +189,7 @@ class QueueCliTest {
         assertThat(inspect.out()).contains("STATE: pending", "LAST_ERROR: SMTP timeout", "LIVE_SUBSCRIBERS: 0");
 
         Run explain = run("explain", String.valueOf(id), "-n", ns, "--json");
-        assertThat(explain.out()).startsWith("{\"verdict\": \"waiting for its retry").contains("\"attemptHistory\": null");
+        assertThat(explain.out()).startsWith("{\"verdict\": \"waiting for its retry").contains("\"attemptHistory\": [{\"error\": \"SMTP timeout\"");
 
         Run unknown = run("inspect", "987654321", "-n", ns);
         assertThat(unknown.exitCode()).isEqualTo(1);
