@@ -61,7 +61,7 @@ import java.util.function.Supplier;
  * <p>Time comes from each command's {@link CommandTime}, reading {@code clock} only when the command says the
  * store's own clock; times are kept to the microsecond. Wake-ups are signalled after the lock is released.
  */
-public final class OneLockMessageStore implements MessageStore {
+final class OneLockMessageStore implements MessageStore {
 
     static final String LEASE_EXPIRED = "lease expired";
     static final String LEASE_EXPIRED_ON_LAST_ATTEMPT = "lease expired on its last attempt";
