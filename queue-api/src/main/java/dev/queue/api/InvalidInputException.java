@@ -8,6 +8,7 @@ public class InvalidInputException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The name of the argument that broke a rule. */
     private final String argument;
     private final transient Object rejectedValue;
 

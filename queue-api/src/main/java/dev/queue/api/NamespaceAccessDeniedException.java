@@ -9,6 +9,7 @@ public class NamespaceAccessDeniedException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The namespace refused; null when the store did not say. */
     private final String namespace;
 
     /**

@@ -5,6 +5,7 @@ public class ScheduleNotFoundException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The schedule name looked for. */
     private final String name;
 
     /**

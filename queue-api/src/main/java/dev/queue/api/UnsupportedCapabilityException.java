@@ -5,6 +5,7 @@ public class UnsupportedCapabilityException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /** What the call needed. */
     private final String capability;
 
     /**
