@@ -61,7 +61,7 @@ public interface MessageContext {
     /**
      * After the handler returns, put the message back to pending for this long instead of acknowledging it. On the
      * message's last attempt it becomes a dead letter instead. The last call of this and {@link #fail} wins; a
-     * handler that throws afterwards is retried with the backoff as usual.
+     * handler that throws afterwards fails its attempt as usual, and the request is ignored.
      *
      * @param delay  0 to 365 days
      * @param reason recorded as the message's last error

@@ -11,7 +11,7 @@ package dev.queue.api;
 public interface MessageHandler<T> {
 
     /**
-     * Handles one delivery of a message, on one of the subscription's handler threads. Anything thrown, an
+     * Handles one delivery of a message, on a handler thread of the subscription. Anything thrown, an
      * {@link Error} included, fails the attempt and is recorded as the message's last error.
      *
      * @param payload the payload decoded to the subscriber's type, or the {@link Delivery} itself for a handler of

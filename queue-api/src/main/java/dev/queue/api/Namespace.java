@@ -26,7 +26,7 @@ public interface Namespace {
 
     /**
      * Publishes a payload object (encoded by the codec) to a topic with default options. Once this returns, the
-     * message is stored durably.
+     * message is stored.
      *
      * @param topic   the topic
      * @param payload the payload object
@@ -37,8 +37,8 @@ public interface Namespace {
     MessageId publish(String topic, Object payload);
 
     /**
-     * Publishes one message. Once this returns, the message is stored durably, or a message holding the same
-     * unique key was found pending or running and nothing was stored.
+     * Publishes one message. Once this returns, the message is stored, or a message holding the same unique key
+     * was found pending or running and nothing was stored.
      *
      * @param message the message, for example {@code Message.to("topic").payload(value)}
      * @return {@link PublishResult.Published} with the new id, or {@link PublishResult.Duplicate} with the id of the

@@ -52,7 +52,7 @@ public record HandleStart(Delivery delivery, Instant startedAt) {
     }
 
     /**
-     * The message's headers, where trace context published with it is found.
+     * The message's headers, including any an interceptor added when it was published (trace context, say).
      *
      * @return an unmodifiable map, possibly empty
      */
