@@ -8,9 +8,19 @@ public class InvalidInputException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The name of the argument that broke a rule. */
     private final String argument;
     private final transient Object rejectedValue;
 
+    /**
+     * An argument refused, with a message of the form {@code invalid <argument>: expected <expectation>, got:
+     * <value>}; text values are shown quoted, cut after 200 characters, with line breaks, NUL and unpaired
+     * surrogates escaped.
+     *
+     * @param argument      the name of the argument, for example {@code topic}
+     * @param rejectedValue the value received, possibly null
+     * @param expectation   what a valid value looks like
+     */
     public InvalidInputException(String argument, Object rejectedValue, String expectation) {
         super("invalid " + argument + ": expected " + expectation + ", got: " + describe(rejectedValue));
         this.argument = argument;
@@ -20,6 +30,13 @@ public class InvalidInputException extends QueueException {
     /**
      * {@code value} when it is not null; otherwise this exception, naming the argument and what was expected. The
      * API's own null checks, so a null is refused like any other bad value instead of as a bare NullPointerException.
+     *
+     * @param value       the value to check
+     * @param argument    the name of the argument, for the message
+     * @param expectation what a valid value looks like, for the message
+     * @param <T>         the value's type
+     * @return {@code value}, never null
+     * @throws InvalidInputException when {@code value} is null
      */
     public static <T> T requireNonNull(T value, String argument, String expectation) {
         if (value == null) {
@@ -28,12 +45,20 @@ public class InvalidInputException extends QueueException {
         return value;
     }
 
-    /** The name of the argument that broke a rule, for example {@code topic} or {@code maxAttempts}. */
+    /**
+     * The name of the argument that broke a rule, for example {@code topic} or {@code maxAttempts}.
+     *
+     * @return the argument's name
+     */
     public String argument() {
         return argument;
     }
 
-    /** The value received, as given. */
+    /**
+     * The value received, as given. Not serialized: null in a deserialized exception.
+     *
+     * @return the rejected value, possibly null
+     */
     public Object rejectedValue() {
         return rejectedValue;
     }

@@ -1,8 +1,19 @@
 package dev.queue.api;
 
-/** The identity of a stored message, unique within one queue installation. */
+/**
+ * The identity of a stored message, unique within one queue installation. Ids are assigned in increasing
+ * order as messages are stored; ordered by id and compared numerically.
+ *
+ * @param value the store's number for the message
+ */
 public record MessageId(long value) implements Comparable<MessageId> {
 
+    /**
+     * The id with this number.
+     *
+     * @param value the store's number for the message
+     * @return the id
+     */
     public static MessageId of(long value) {
         return new MessageId(value);
     }

@@ -9,6 +9,23 @@ import java.util.Map;
  * {@code runAt} is when a pending message is due; {@code leaseUntil} and {@code worker} are set while running;
  * {@code lastError} is the latest recorded failure, kept across retries and redrives. {@code attemptHistory} lists
  * the failed attempts, oldest first: the last {@value #HISTORY_LIMIT} at most, kept across retries and redrives.
+ *
+ * @param id             the message's id
+ * @param namespace      the namespace it belongs to
+ * @param topic          the topic it was published to
+ * @param state          pending, running or dead
+ * @param json           the payload as stored JSON text
+ * @param headers        its headers
+ * @param priority       its priority, 0 (first) to 9 (last)
+ * @param attempts       how many attempts it has used (counted from zero again after a redrive)
+ * @param maxAttempts    how many attempts it is allowed
+ * @param uniqueKey      its unique key; null when it has none
+ * @param publishedAt    when it was published
+ * @param runAt          when a pending message is due
+ * @param leaseUntil     when the lease of a running message ends; set while running
+ * @param worker         the worker holding a running message; set while running
+ * @param lastError      the latest recorded failure; null when it has not failed
+ * @param attemptHistory the failed attempts, oldest first, at most {@value #HISTORY_LIMIT}; never null
  */
 public record MessageInfo(MessageId id, String namespace, String topic, MessageState state, String json,
                           Map<String, String> headers, int priority, int attempts, int maxAttempts, String uniqueKey,
@@ -18,11 +35,49 @@ public record MessageInfo(MessageId id, String namespace, String topic, MessageS
     /** How many failed attempts a store keeps per message (the oldest go first). */
     public static final int HISTORY_LIMIT = 20;
 
+    /**
+     * A message as it stands; a null attempt history is taken as empty, and the list is copied.
+     *
+     * @param id             the message's id
+     * @param namespace      the namespace it belongs to
+     * @param topic          the topic it was published to
+     * @param state          pending, running or dead
+     * @param json           the payload as stored JSON text
+     * @param headers        its headers
+     * @param priority       its priority, 0 (first) to 9 (last)
+     * @param attempts       how many attempts it has used
+     * @param maxAttempts    how many attempts it is allowed
+     * @param uniqueKey      its unique key; null when it has none
+     * @param publishedAt    when it was published
+     * @param runAt          when a pending message is due
+     * @param leaseUntil     when the lease of a running message ends; set while running
+     * @param worker         the worker holding a running message; set while running
+     * @param lastError      the latest recorded failure; null when it has not failed
+     * @param attemptHistory the failed attempts, oldest first; null for none
+     */
     public MessageInfo {
         attemptHistory = attemptHistory == null ? List.of() : List.copyOf(attemptHistory);
     }
 
-    /** Without an attempt history. */
+    /**
+     * A message as it stands, without an attempt history.
+     *
+     * @param id          the message's id
+     * @param namespace   the namespace it belongs to
+     * @param topic       the topic it was published to
+     * @param state       pending, running or dead
+     * @param json        the payload as stored JSON text
+     * @param headers     its headers
+     * @param priority    its priority, 0 (first) to 9 (last)
+     * @param attempts    how many attempts it has used
+     * @param maxAttempts how many attempts it is allowed
+     * @param uniqueKey   its unique key; null when it has none
+     * @param publishedAt when it was published
+     * @param runAt       when a pending message is due
+     * @param leaseUntil  when the lease of a running message ends; set while running
+     * @param worker      the worker holding a running message; set while running
+     * @param lastError   the latest recorded failure; null when it has not failed
+     */
     public MessageInfo(MessageId id, String namespace, String topic, MessageState state, String json,
                        Map<String, String> headers, int priority, int attempts, int maxAttempts, String uniqueKey,
                        Instant publishedAt, Instant runAt, Instant leaseUntil, String worker, String lastError) {

@@ -18,6 +18,11 @@ public enum Outcome {
      */
     LEASE_LOST;
 
+    /**
+     * Whether the caller had lost the message, so that nothing was changed.
+     *
+     * @return true for {@link #LEASE_LOST}
+     */
     public boolean isLeaseLost() {
         return this == LEASE_LOST;
     }

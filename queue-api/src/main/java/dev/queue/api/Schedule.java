@@ -44,67 +44,152 @@ public final class Schedule {
         this.missedRuns = missedRuns;
     }
 
+    /**
+     * A schedule that fires at every time a cron expression matches, in UTC unless {@link #timeZone} says
+     * otherwise. The expression is checked when the schedule is created: one that is not valid, or never matches,
+     * is refused with {@link InvalidInputException}.
+     *
+     * @param name       the schedule's name, unique in its namespace; the naming rule of topics
+     * @param expression 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first
+     * @return a schedule without a message yet: give it one with {@link #publishing(Message)}
+     */
     public static Schedule cron(String name, String expression) {
         return new Schedule(name, expression, null, null, ZoneOffset.UTC, null, null, MissedRuns.fireOnce());
     }
 
+    /**
+     * A schedule that fires every {@code interval}, counted from {@link #startAt} when set, else from when it is
+     * created.
+     *
+     * @param name     the schedule's name, unique in its namespace; the naming rule of topics
+     * @param interval 1 s to 365 days
+     * @return a schedule without a message yet: give it one with {@link #publishing(Message)}
+     */
     public static Schedule every(String name, Duration interval) {
         return new Schedule(name, null, interval, null, ZoneOffset.UTC, null, null, MissedRuns.fireOnce());
     }
 
-    /** The message each fire publishes (topic, payload, headers, priority, max attempts). */
+    /**
+     * The message each fire publishes (topic, payload, headers, priority, max attempts). It must set no unique key,
+     * delay or due time, and at most 30 headers: each fire adds two of its own ({@code queue-schedule} and
+     * {@code queue-due-at}).
+     *
+     * @param value the message
+     * @return a copy publishing this message
+     */
     public Schedule publishing(Message value) {
         return new Schedule(name, cron, interval, value, timeZone, startAt, endAt, missedRuns);
     }
 
+    /**
+     * The time zone the cron expression is read in; UTC by default. Has no effect on an interval schedule's due
+     * times.
+     *
+     * @param value a time zone the JDK knows
+     * @return a copy with this time zone
+     */
     public Schedule timeZone(ZoneId value) {
         return new Schedule(name, cron, interval, message, value, startAt, endAt, missedRuns);
     }
 
-    /** No fire before this instant. */
+    /**
+     * No fire before this instant.
+     *
+     * @param value an instant between 1970 and 9999; null for none
+     * @return a copy with this start
+     */
     public Schedule startAt(Instant value) {
         return new Schedule(name, cron, interval, message, timeZone, value, endAt, missedRuns);
     }
 
-    /** No fire after this instant; the schedule is then finished (kept, with no next run). */
+    /**
+     * No fire after this instant; the schedule is then finished (kept, with no next run).
+     *
+     * @param value an instant after {@link #startAt} and before 9999; null for none
+     * @return a copy with this end
+     */
     public Schedule endAt(Instant value) {
         return new Schedule(name, cron, interval, message, timeZone, startAt, value, missedRuns);
     }
 
+    /**
+     * What to do with due times that passed while nothing ticked; {@link MissedRuns#fireOnce()} by default.
+     *
+     * @param value the policy
+     * @return a copy with this policy
+     */
     public Schedule missedRuns(MissedRuns value) {
         return new Schedule(name, cron, interval, message, timeZone, startAt, endAt, value);
     }
 
+    /**
+     * The schedule's name.
+     *
+     * @return the name
+     */
     public String name() {
         return name;
     }
 
-    /** Null for an interval schedule. */
+    /**
+     * The cron expression.
+     *
+     * @return the expression; null for an interval schedule
+     */
     public String cron() {
         return cron;
     }
 
-    /** Null for a cron schedule. */
+    /**
+     * The interval.
+     *
+     * @return the interval; null for a cron schedule
+     */
     public Duration interval() {
         return interval;
     }
 
+    /**
+     * The message each fire publishes.
+     *
+     * @return the message; null until {@link #publishing(Message)} sets one
+     */
     public Message message() {
         return message;
     }
 
+    /**
+     * The time zone the cron expression is read in.
+     *
+     * @return the time zone
+     */
     public ZoneId timeZone() {
         return timeZone;
     }
 
+    /**
+     * The first instant a fire may happen.
+     *
+     * @return the start; null when not set
+     */
     public Instant startAt() {
         return startAt;
     }
 
+    /**
+     * The last instant a fire may happen.
+     *
+     * @return the end; null when not set
+     */
     public Instant endAt() {
         return endAt;
     }
 
+    /**
+     * What happens to due times missed.
+     *
+     * @return the policy
+     */
     public MissedRuns missedRuns() {
         return missedRuns;
     }

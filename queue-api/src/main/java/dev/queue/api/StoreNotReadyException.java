@@ -8,6 +8,11 @@ public class StoreNotReadyException extends QueueException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * The store is not set up.
+     *
+     * @param message what is missing and what to apply
+     */
     public StoreNotReadyException(String message) {
         super(message);
     }

@@ -77,6 +77,12 @@ public final class QueueMetrics implements QueueInterceptor, AutoCloseable {
     private ScheduledExecutorService refresher;
     private ScheduledFuture<?> refresh;
 
+    /**
+     * Metrics registered in {@code registry}; meters are created on first use, per namespace and topic.
+     *
+     * @param registry where the meters go
+     * @throws InvalidInputException when {@code registry} is null
+     */
     public QueueMetrics(MeterRegistry registry) {
         this.registry = InvalidInputException.requireNonNull(registry, "registry", "a MeterRegistry");
     }
@@ -207,7 +213,13 @@ public final class QueueMetrics implements QueueInterceptor, AutoCloseable {
 
     // ------------------------------------------------------------------ stats gauges
 
-    /** Adds a namespace whose per-topic stats the gauges show, from the next refresh on. */
+    /**
+     * Adds a namespace whose per-topic stats the gauges show, from the next refresh on.
+     *
+     * @param namespace the namespace to watch
+     * @return this, for chaining
+     * @throws InvalidInputException when {@code namespace} is null
+     */
     public QueueMetrics watch(Namespace namespace) {
         watched.add(InvalidInputException.requireNonNull(namespace, "namespace", "a Namespace, for example queue.namespace(\"shop\")"));
         return this;
@@ -236,7 +248,11 @@ public final class QueueMetrics implements QueueInterceptor, AutoCloseable {
 
     /**
      * Refreshes the stats every {@code interval} on a daemon thread of its own, starting now; called again, the new
-     * interval replaces the old. 1 s to 1 h.
+     * interval replaces the old.
+     *
+     * @param interval 1 s to 1 h
+     * @return this, for chaining
+     * @throws InvalidInputException when {@code interval} is null or out of range
      */
     public synchronized QueueMetrics refreshStatsEvery(Duration interval) {
         if (interval == null || interval.compareTo(Duration.ofSeconds(1)) < 0 || interval.compareTo(Duration.ofHours(1)) > 0) {

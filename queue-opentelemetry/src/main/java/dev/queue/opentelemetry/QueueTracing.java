@@ -89,7 +89,13 @@ public final class QueueTracing implements QueueInterceptor {
         this.parentFromMessage = builder.parentFromMessage;
     }
 
-    /** Tracing with the defaults of {@link #builder(OpenTelemetry)}. */
+    /**
+     * Tracing with the defaults of {@link #builder(OpenTelemetry)}.
+     *
+     * @param openTelemetry where the tracer and the propagator come from
+     * @return the interceptor, ready for {@code QueueOptions.interceptor}
+     * @throws InvalidInputException when {@code openTelemetry} is null
+     */
     public static QueueTracing create(OpenTelemetry openTelemetry) {
         return builder(openTelemetry).build();
     }
@@ -97,6 +103,10 @@ public final class QueueTracing implements QueueInterceptor {
     /**
      * Starts a configuration. The propagator is the one {@code openTelemetry} is configured with, or W3C trace
      * context when it has none (an SDK built by hand without propagators would otherwise carry nothing).
+     *
+     * @param openTelemetry where the tracer and the propagator come from
+     * @return a builder with the defaults
+     * @throws InvalidInputException when {@code openTelemetry} is null
      */
     public static Builder builder(OpenTelemetry openTelemetry) {
         return new Builder(InvalidInputException.requireNonNull(openTelemetry, "openTelemetry", "an OpenTelemetry instance"));
@@ -251,7 +261,13 @@ public final class QueueTracing implements QueueInterceptor {
             this.propagator = configured.fields().isEmpty() ? W3CTraceContextPropagator.getInstance() : configured;
         }
 
-        /** How trace context is written to and read from message headers. */
+        /**
+         * How trace context is written to and read from message headers.
+         *
+         * @param value the propagator
+         * @return this builder
+         * @throws InvalidInputException when {@code value} is null
+         */
         public Builder propagator(TextMapPropagator value) {
             this.propagator = InvalidInputException.requireNonNull(value, "propagator", "a TextMapPropagator");
             return this;
@@ -260,12 +276,20 @@ public final class QueueTracing implements QueueInterceptor {
         /**
          * True (the default): a handler run is a child of the producer span, in the publisher's trace. False: it
          * starts a trace of its own, linked to the producer span.
+         *
+         * @param value whether handler runs continue the publisher's trace
+         * @return this builder
          */
         public Builder parentFromMessage(boolean value) {
             this.parentFromMessage = value;
             return this;
         }
 
+        /**
+         * The interceptor as configured.
+         *
+         * @return a new {@link QueueTracing}
+         */
         public QueueTracing build() {
             return new QueueTracing(this);
         }

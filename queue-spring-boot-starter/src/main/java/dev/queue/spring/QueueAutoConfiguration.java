@@ -47,6 +47,16 @@ public class QueueAutoConfiguration {
     /** How often the metrics' per-topic gauges read the namespace's stats: one query, never one per scrape. */
     static final Duration STATS_INTERVAL = Duration.ofSeconds(15);
 
+    /**
+     * The queue's configuration from {@code queue.*}, with the application's {@link PayloadCodec} bean when it has
+     * exactly one, and every {@link QueueInterceptor} bean in bean order.
+     *
+     * @param properties   the {@code queue.*} properties
+     * @param codec        the application's codec, if any
+     * @param interceptors the application's interceptors, if any
+     * @return the configuration
+     * @throws InvalidQueuePropertyException when a property cannot be honoured
+     */
     @Bean
     @ConditionalOnMissingBean
     public PostgresQueueConfig queueConfig(QueueProperties properties, ObjectProvider<PayloadCodec> codec,
@@ -59,7 +69,15 @@ public class QueueAutoConfiguration {
         return config.queueOptions(options);
     }
 
-    /** Closed by the context after the handlers stopped (lifecycle beans stop before singletons are destroyed). */
+    /**
+     * The queue, on the application's DataSource. Closed by the context after the handlers stopped (lifecycle beans
+     * stop before singletons are destroyed).
+     *
+     * @param dataSource the application's DataSource
+     * @param config     the queue's configuration
+     * @param properties the {@code queue.*} properties, for the LISTEN connection
+     * @return the queue, created (and migrated, unless {@code queue.migrate-on-start} is false) on start
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public PostgresQueue queue(DataSource dataSource, PostgresQueueConfig config, QueueProperties properties) {
@@ -67,6 +85,14 @@ public class QueueAutoConfiguration {
         return listen == null ? PostgresQueue.create(dataSource, config) : PostgresQueue.create(dataSource, listen, config);
     }
 
+    /**
+     * The template publishing to {@code queue.namespace}, joining Spring transactions.
+     *
+     * @param queue      the queue
+     * @param dataSource the application's DataSource, whose transactions publishes join
+     * @param properties the {@code queue.*} properties
+     * @return the template
+     */
     @Bean
     @ConditionalOnMissingBean
     public QueueTemplate queueTemplate(PostgresQueue queue, DataSource dataSource, QueueProperties properties) {
@@ -79,6 +105,14 @@ public class QueueAutoConfiguration {
         return new QueueHandlerCollector();
     }
 
+    /**
+     * The subscriptions of the {@link QueueHandler} methods, started and stopped with the context.
+     *
+     * @param queue      the queue
+     * @param collector  the handler methods found among the beans
+     * @param properties the {@code queue.*} properties, for the handlers' defaults
+     * @return the subscriptions
+     */
     @Bean
     @ConditionalOnMissingBean
     public QueueHandlerSubscriptions queueHandlerSubscriptions(PostgresQueue queue, QueueHandlerCollector collector,

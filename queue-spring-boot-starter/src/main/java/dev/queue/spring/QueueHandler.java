@@ -25,15 +25,31 @@ import java.lang.annotation.Target;
 @Documented
 public @interface QueueHandler {
 
-    /** The topics, in priority order: due messages of the first are claimed before those of the next. */
+    /**
+     * The topics, in priority order: due messages of the first are claimed before those of the next.
+     *
+     * @return the topics
+     */
     String[] topic();
 
-    /** The namespace (tenant); empty: {@code queue.namespace}. */
+    /**
+     * The namespace (tenant); empty: {@code queue.namespace}.
+     *
+     * @return the namespace, or empty
+     */
     String namespace() default "";
 
-    /** Handlers of this method running at once, 1 to 1000; 0: {@code queue.handlers.concurrency}. */
+    /**
+     * Handlers of this method running at once, 1 to 1000; 0: {@code queue.handlers.concurrency}.
+     *
+     * @return the concurrency, or 0
+     */
     int concurrency() default 0;
 
-    /** How long a claim holds a message, as {@code 30s} or {@code PT30S}; empty: {@code queue.handlers.lease}. */
+    /**
+     * How long a claim holds a message, as {@code 30s} or {@code PT30S}; empty: {@code queue.handlers.lease}.
+     *
+     * @return the lease, or empty
+     */
     String lease() default "";
 }

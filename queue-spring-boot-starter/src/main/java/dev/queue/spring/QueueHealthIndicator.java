@@ -19,6 +19,13 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
     private final QueueHandlerSubscriptions subscriptions;
     private final String namespace;
 
+    /**
+     * The health of a queue and its handler subscriptions.
+     *
+     * @param queue         the queue
+     * @param subscriptions the {@link QueueHandler} subscriptions
+     * @param namespace     the namespace whose stats are read, as the check that the store answers
+     */
     public QueueHealthIndicator(PostgresQueue queue, QueueHandlerSubscriptions subscriptions, String namespace) {
         super("queue health check failed");
         this.queue = queue;

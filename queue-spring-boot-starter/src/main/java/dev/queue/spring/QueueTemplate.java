@@ -32,33 +32,72 @@ public final class QueueTemplate {
     private final DataSource dataSource;
     private final PostgresNamespace namespace;
 
+    /**
+     * A template publishing to one namespace; the auto-configuration makes one for {@code queue.namespace}.
+     *
+     * @param queue      the queue
+     * @param dataSource the DataSource whose transactions publishes join; the queue's own
+     * @param namespace  the namespace to publish to
+     * @throws dev.queue.api.InvalidNameException when {@code namespace} is not a valid name
+     */
     public QueueTemplate(PostgresQueue queue, DataSource dataSource, String namespace) {
         this.queue = queue;
         this.dataSource = dataSource;
         this.namespace = queue.namespace(namespace);
     }
 
-    /** The same template publishing to another namespace (tenant). */
+    /**
+     * The same template publishing to another namespace (tenant).
+     *
+     * @param name the namespace
+     * @return a new template
+     * @throws dev.queue.api.InvalidNameException when {@code name} is not a valid name
+     */
     public QueueTemplate inNamespace(String name) {
         return new QueueTemplate(queue, dataSource, name);
     }
 
-    /** The namespace this template publishes to, for everything else a namespace does (stats, dead letters). */
+    /**
+     * The namespace this template publishes to, for everything else a namespace does (stats, dead letters).
+     *
+     * @return the namespace
+     */
     public PostgresNamespace namespace() {
         return namespace;
     }
 
-    /** Publishes {@code payload}, encoded by the queue's codec, to {@code topic}. */
+    /**
+     * Publishes {@code payload}, encoded by the queue's codec, to {@code topic}, in the current transaction when
+     * there is one.
+     *
+     * @param topic   the topic
+     * @param payload the payload object
+     * @return the new message's id
+     * @throws dev.queue.api.InvalidInputException when the topic or payload breaks a rule
+     */
     public MessageId publish(String topic, Object payload) {
         PublishResult result = publish(Message.to(topic).payload(payload));
         return result.id();
     }
 
+    /**
+     * Publishes one message, in the current transaction when there is one.
+     *
+     * @param message the message
+     * @return the new message's id, or the id of the message already holding its unique key
+     * @throws dev.queue.api.InvalidInputException when the message breaks a rule
+     */
     public PublishResult publish(Message message) {
         return publishAll(List.of(message)).get(0);
     }
 
-    /** Many messages in one statement: all of them commit or roll back together. */
+    /**
+     * Many messages in one statement: all of them commit or roll back together.
+     *
+     * @param messages at most 10,000 messages
+     * @return one result per message, in order
+     * @throws dev.queue.api.InvalidInputException when any message breaks a rule; none is stored
+     */
     public List<PublishResult> publishAll(List<Message> messages) {
         if (!TransactionSynchronizationManager.isActualTransactionActive()) {
             return namespace.publishAll(messages);

@@ -20,19 +20,32 @@ public final class CapturedLog implements AutoCloseable {
         System.setErr(new PrintStream(new Tee(original, captured), true, StandardCharsets.UTF_8));
     }
 
-    /** Starts capturing. */
+    /**
+     * Starts capturing standard error; close the result to stop.
+     *
+     * @return the capture
+     */
     public static CapturedLog start() {
         return new CapturedLog();
     }
 
-    /** Everything written so far. */
+    /**
+     * Everything written so far.
+     *
+     * @return the captured text, decoded as UTF-8
+     */
     public String text() {
         synchronized (captured) {
             return captured.toString(StandardCharsets.UTF_8);
         }
     }
 
-    /** The lines written so far that contain the given text. */
+    /**
+     * The lines written so far that contain the given text.
+     *
+     * @param text the text to look for
+     * @return the matching lines, in order
+     */
     public List<String> linesContaining(String text) {
         return text().lines().filter(line -> line.contains(text)).toList();
     }

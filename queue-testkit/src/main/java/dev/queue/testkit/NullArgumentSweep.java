@@ -33,25 +33,50 @@ public final class NullArgumentSweep {
     private final Map<Class<?>, Supplier<?>> instances = new LinkedHashMap<>();
     private final List<String> missingSamples = new ArrayList<>();
 
-    /** A value for every parameter of this type (a fresh one per call). */
+    /**
+     * A value for every parameter of this type (a fresh one per call).
+     *
+     * @param type  the parameter type
+     * @param value supplies a non-null value of it
+     * @param <T>   the parameter type
+     * @return this sweep
+     */
     public <T> NullArgumentSweep sample(Class<T> type, Supplier<? extends T> value) {
         samples.put(type, generic -> value.get());
         return this;
     }
 
-    /** A value for parameters of this type, chosen by the parameter's generic type (for example a list's element). */
+    /**
+     * A value for parameters of this type, chosen by the parameter's generic type (for example a list's element).
+     *
+     * @param type  the parameter's raw type
+     * @param value makes a non-null value from the parameter's generic type
+     * @return this sweep
+     */
     public NullArgumentSweep sampleByGenericType(Class<?> type, Function<Type, Object> value) {
         samples.put(type, value);
         return this;
     }
 
-    /** The receiver of instance methods of {@code type}, when it is not also a parameter sample. */
+    /**
+     * The receiver of instance methods of {@code type}, when it is not also a parameter sample.
+     *
+     * @param type  the declaring type
+     * @param value supplies an instance of it
+     * @param <T>   the declaring type
+     * @return this sweep
+     */
     public <T> NullArgumentSweep instance(Class<T> type, Supplier<? extends T> value) {
         instances.put(type, value);
         return this;
     }
 
-    /** Every call of the classes' public members with one null argument that did not end in a queue exception. */
+    /**
+     * Every call of the classes' public members with one null argument that did not end in a queue exception.
+     *
+     * @param classes the classes whose public constructors and methods are called
+     * @return one line per failed call, led by the parameter types that had no sample; empty when all passed
+     */
     public List<String> failuresIn(List<Class<?>> classes) {
         List<String> failures = new ArrayList<>();
         for (Class<?> type : classes) {
@@ -201,7 +226,12 @@ public final class NullArgumentSweep {
         }
     }
 
-    /** The first type argument of a parameterized parameter type, or null. */
+    /**
+     * The first type argument of a parameterized parameter type, for {@link #sampleByGenericType}.
+     *
+     * @param generic a parameter's generic type
+     * @return its first type argument; null when it is not parameterized
+     */
     public static Type elementType(Type generic) {
         return generic instanceof ParameterizedType parameterized ? parameterized.getActualTypeArguments()[0] : null;
     }

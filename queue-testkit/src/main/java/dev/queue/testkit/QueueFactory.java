@@ -14,15 +14,27 @@ public interface QueueFactory extends AutoCloseable {
 
     /**
      * A queue over an empty store (no messages, dead letters or counters from earlier calls) that takes its
-     * time from {@code clock} and runs subscribers on their own threads.
+     * time from {@code clock} and runs subscribers on their own threads. The contract closes each queue it creates.
+     *
+     * @param clock   the clock the queue must take every time from, the store's included
+     * @param options the options the queue must be created with
+     * @return a new queue
      */
     Queue create(ManualClock clock, QueueOptions options);
 
-    /** Capabilities this adapter lacks, each with the reason; their contract tests are skipped saying so. */
+    /**
+     * Capabilities this adapter lacks, each with the reason; their contract tests are skipped saying so.
+     *
+     * @return the missing capabilities and why; empty (the default) when the adapter has them all
+     */
     default Map<Capability, String> missingCapabilities() {
         return Map.of();
     }
 
+    /**
+     * Releases what the factory holds (a database, say), after the last test of a contract area; does nothing by
+     * default.
+     */
     @Override
     default void close() {
     }

@@ -20,18 +20,38 @@ import java.time.Instant;
 public record HandleEnd(Delivery delivery, HandleOutcome outcome, Instant startedAt, Duration handlerDuration,
                         Instant retryAt, String error, Throwable failure) {
 
+    /**
+     * The message's id.
+     *
+     * @return the id
+     */
     public MessageId messageId() {
         return delivery.id();
     }
 
+    /**
+     * The namespace the message belongs to.
+     *
+     * @return the namespace name
+     */
     public String namespace() {
         return delivery.namespace();
     }
 
+    /**
+     * The topic the message was published to.
+     *
+     * @return the topic name
+     */
     public String topic() {
         return delivery.topic();
     }
 
+    /**
+     * Which attempt the run was.
+     *
+     * @return 1 on the first run, 2 on the first retry, and so on
+     */
     public int attempt() {
         return delivery.attempt();
     }

@@ -9,6 +9,7 @@ public interface HandleObservation {
      * The handler returned or threw, on the thread that ran it (where {@link QueueInterceptor#onHandle} was called):
      * the place to close what was opened there, such as a thread-local scope. The outcome is not known yet.
      *
+     * @param duration how long the handler ran, by the queue's clock
      * @param failure what the handler threw, or what made it impossible to run (an undecodable payload); null
      *                when it returned
      */
@@ -18,6 +19,8 @@ public interface HandleObservation {
     /**
      * The result is recorded, possibly on another thread: acknowledgements are written in batches a few
      * milliseconds later. Called once per run, after {@link #handlerFinished}.
+     *
+     * @param end the run and what became of the message
      */
     default void ended(HandleEnd end) {
     }

@@ -14,21 +14,31 @@ public interface QueueInterceptor {
 
     /**
      * A publish is about to validate and store {@code publish.messages()}; headers added to the event are stored
-     * with the messages. Returns what wants to hear how the publish ended, or null.
+     * with the messages.
+     *
+     * @param publish the namespace and messages about to be published
+     * @return what wants to hear how the publish ended, or null
      */
     default PublishObservation onPublish(PublishEvent publish) {
         return null;
     }
 
     /**
-     * A subscription's handler is about to run a message, on the thread that runs it. Returns what wants to hear
-     * how the run ended, or null. Messages taken with {@code pull} and settled by hand are not handler runs.
+     * A subscription's handler is about to run a message, on the thread that runs it. Messages taken with
+     * {@code pull} and settled by hand are not handler runs.
+     *
+     * @param start the message and when its run started
+     * @return what wants to hear how the run ended, or null
      */
     default HandleObservation onHandle(HandleStart start) {
         return null;
     }
 
-    /** A maintenance pass changed something: leases rescued, a schedule fired. */
+    /**
+     * A maintenance pass changed something: leases rescued, a schedule fired.
+     *
+     * @param event what happened
+     */
     default void onMaintenance(MaintenanceEvent event) {
     }
 }

@@ -26,12 +26,21 @@ public final class JacksonPayloadCodec implements PayloadCodec {
         this(defaultMapper());
     }
 
-    /** Uses the given mapper as it is configured; it must not be reconfigured afterwards. */
+    /**
+     * Uses the given mapper as it is configured; it must not be reconfigured afterwards.
+     *
+     * @param mapper the mapper to encode and decode with
+     * @throws NullPointerException when {@code mapper} is null
+     */
     public JacksonPayloadCodec(ObjectMapper mapper) {
         this.mapper = Objects.requireNonNull(mapper, "mapper");
     }
 
-    /** The mapper the no-argument constructor uses, for applications that want to start from it. */
+    /**
+     * The mapper the no-argument constructor uses, for applications that want to start from it.
+     *
+     * @return a new mapper with Java time support, dates as ISO-8601 text and unknown properties ignored
+     */
     public static ObjectMapper defaultMapper() {
         return new ObjectMapper()
                 .registerModule(new JavaTimeModule())
@@ -39,7 +48,11 @@ public final class JacksonPayloadCodec implements PayloadCodec {
                 .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     }
 
-    /** The mapper in use. */
+    /**
+     * The mapper in use.
+     *
+     * @return the mapper; not to be reconfigured
+     */
     public ObjectMapper objectMapper() {
         return mapper;
     }

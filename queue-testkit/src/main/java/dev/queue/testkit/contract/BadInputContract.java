@@ -44,7 +44,12 @@ public abstract class BadInputContract extends ContractSupport {
         return super.options().maxPayloadBytes(MAX_PAYLOAD_BYTES);
     }
 
-    /** How a value appears in an {@link InvalidInputException} message. */
+    /**
+     * How a value appears in an {@link InvalidInputException} message.
+     *
+     * @param value the value received
+     * @return the value as the message shows it
+     */
     protected static String shown(Object value) {
         if (value == null) {
             return "null";

@@ -51,7 +51,11 @@ public abstract class SubscriberRuntimeContract extends ContractSupport {
         return super.options().backoff(SLOW, Backoff.fixed(Duration.ofMinutes(7)));
     }
 
-    /** A latch handlers block on; opened after each test at the latest, so closing never waits for it. */
+    /**
+     * A latch handlers block on; opened after each test at the latest, so closing never waits for it.
+     *
+     * @return a new latch with a count of one
+     */
     protected CountDownLatch gate() {
         CountDownLatch gate = new CountDownLatch(1);
         gates.add(gate);
@@ -307,6 +311,8 @@ public abstract class SubscriberRuntimeContract extends ContractSupport {
      * A subscriber working through a backlog refills a slot as soon as its handler finishes, even while the others
      * still run: waiting for more slots to free up (to claim them in one statement) must not leave a slow handler's
      * slot empty for longer than a moment.
+     *
+     * @throws Exception when interrupted while waiting for the handlers
      */
     @Test
     public void aSlotFreedWhileOtherHandlersStillRunIsRefilled() throws Exception {
