@@ -4,6 +4,7 @@ import org.apache.ibatis.builder.xml.XMLMapperBuilder;
 import org.apache.ibatis.executor.Executor;
 import org.apache.ibatis.io.Resources;
 import org.apache.ibatis.mapping.Environment;
+import org.apache.ibatis.reflection.factory.DefaultObjectFactory;
 import org.apache.ibatis.session.Configuration;
 import org.apache.ibatis.session.ExecutorType;
 import org.apache.ibatis.session.LocalCacheScope;
@@ -20,6 +21,7 @@ import org.apache.ibatis.type.TypeHandlerRegistry;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Constructor;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,9 +30,12 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Builds the MyBatis configuration of one schema: the pool (or the caller's DataSource) under a
@@ -66,6 +71,7 @@ final class MyBatisSupport {
         configuration.setLocalCacheScope(LocalCacheScope.STATEMENT);
         configuration.setDefaultExecutorType(ExecutorType.SIMPLE);
         configuration.setJdbcTypeForNull(JdbcType.OTHER);
+        configuration.setObjectFactory(new CachingObjectFactory());
         Properties variables = new Properties();
         variables.setProperty("schema", schema);
         variables.setProperty("actor", actorLiteral(actor));
@@ -117,6 +123,55 @@ final class MyBatisSupport {
         Configuration configuration = factory.getConfiguration();
         Executor executor = configuration.newExecutor(new ManagedTransaction(connection, false), ExecutorType.SIMPLE);
         return new DefaultSqlSession(configuration, executor, false);
+    }
+
+    /**
+     * MyBatis' object factory with the constructors it looks up kept, made accessible once. The default factory looks
+     * a constructor up on every call (a fresh reflective copy, so the JDK checks access again each time), for the
+     * result list of every statement and for every row mapped through a constructor (a claimed message).
+     */
+    static final class CachingObjectFactory extends DefaultObjectFactory {
+
+        private static final long serialVersionUID = 1L;
+
+        private final transient Map<Class<?>, Map<List<Class<?>>, Constructor<?>>> constructors = new ConcurrentHashMap<>();
+
+        @Override
+        public <T> T create(Class<T> type) {
+            return create(type, null, null);
+        }
+
+        @Override
+        public <T> T create(Class<T> type, List<Class<?>> argTypes, List<Object> args) {
+            if (argTypes == null && (type == List.class || type == Collection.class || type == Iterable.class
+                    || type == ArrayList.class)) {
+                return type.cast(new ArrayList<>());
+            }
+            Class<?> concrete = resolveInterface(type);
+            List<Class<?>> key = argTypes == null ? List.of() : List.copyOf(argTypes);
+            Constructor<?> constructor = constructors.computeIfAbsent(concrete, c -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(key, k -> accessibleConstructor(concrete, k));
+            if (constructor == null) {
+                return super.create(type, argTypes, args);
+            }
+            try {
+                Object[] values = args == null ? new Object[0] : args.toArray();
+                return type.cast(constructor.newInstance(values));
+            } catch (ReflectiveOperationException | IllegalArgumentException e) {
+                // the default factory words the error with the type and the arguments
+                return super.create(type, argTypes, args);
+            }
+        }
+
+        private static Constructor<?> accessibleConstructor(Class<?> type, List<Class<?>> argTypes) {
+            try {
+                Constructor<?> constructor = type.getDeclaredConstructor(argTypes.toArray(new Class<?>[0]));
+                constructor.setAccessible(true);
+                return constructor;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return null;
+            }
+        }
     }
 
     /**

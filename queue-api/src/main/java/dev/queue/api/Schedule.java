@@ -8,7 +8,9 @@ import java.util.Objects;
 
 /**
  * A recurring message: every due time of a cron expression or a fixed interval, the schedule publishes its
- * message. Immutable; compared by value, so creating the same definition twice is a no-op.
+ * message. Immutable. Creating a schedule whose name, timing and message (topic, payload, headers, priority, max
+ * attempts) equal the stored one is a no-op. {@code equals} compares the name and the timing only, because a
+ * {@link Message} has no value equality of its own.
  *
  * <pre>{@code
  * Schedule.cron("cleanup", "*&#47;5 * * * *").publishing(Message.to("maintenance").payload(Map.of("action", "expire")))
