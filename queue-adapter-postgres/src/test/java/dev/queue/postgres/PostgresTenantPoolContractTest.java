@@ -5,11 +5,7 @@ import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
-import dev.queue.testkit.contract.LeaseContract;
-import dev.queue.testkit.contract.NamespaceContract;
-import dev.queue.testkit.contract.PublishContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
-import dev.queue.testkit.contract.ScheduleContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
 
@@ -17,13 +13,14 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A slice of the contract on a queue whose pool logs in as a tenant's role, granted the namespaces the contract
+ * A slice of the contract (the areas that retry, dead-letter, redrive and run subscribers with their listener,
+ * heartbeat and rescue; each test sets up a schema with its roles, so the slice stays small) on a queue whose pool logs in as a tenant's role, granted the namespaces the contract
  * uses, with the migrations on the superuser's DataSource: the queue reaches the engine through the gates of
  * migration 13, under row-level security, and behaves as over the owner's pool.
  */
 class PostgresTenantPoolContractTest {
 
-    /** The namespaces of the contract classes below. */
+    /** The namespaces the contract uses. */
     static final List<String> CONTRACT_NAMESPACES = List.of("contract", "other", "contract-other");
 
     /** Each queue: a fresh schema with its roles, a tenant login granted the contract's namespaces, its pool. */
@@ -37,7 +34,7 @@ class PostgresTenantPoolContractTest {
             SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
             TenantRoles roles = new TenantRoles(schema);
             schemas.add(roles);
-            String tenant = roles.tenant("tenant", CONTRACT_NAMESPACES.toArray(new String[0]));
+            String tenant = roles.tenant("login", CONTRACT_NAMESPACES.toArray(new String[0]));
             PostgresQueueConfig config = PostgresQueueConfig.defaults()
                     .schema(schema)
                     .queueOptions(options)
@@ -55,22 +52,6 @@ class PostgresTenantPoolContractTest {
     }
 
     @Nested
-    class Publish extends PublishContract {
-        @Override
-        protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
-        }
-    }
-
-    @Nested
-    class Lease extends LeaseContract {
-        @Override
-        protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
-        }
-    }
-
-    @Nested
     class RetryAndBackoff extends RetryAndBackoffContract {
         @Override
         protected QueueFactory factory() {
@@ -80,22 +61,6 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class DeadLetters extends DeadLetterContract {
-        @Override
-        protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
-        }
-    }
-
-    @Nested
-    class Schedules extends ScheduleContract {
-        @Override
-        protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
-        }
-    }
-
-    @Nested
-    class Namespaces extends NamespaceContract {
         @Override
         protected QueueFactory factory() {
             return new TenantPoolQueueFactory();

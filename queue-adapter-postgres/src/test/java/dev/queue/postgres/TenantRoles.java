@@ -49,6 +49,9 @@ final class TenantRoles implements AutoCloseable {
     }
 
     private String login(String name) {
+        if (List.of("owner", "app", "operator", "tenant").contains(name)) {
+            throw new IllegalArgumentException("login name " + name + " is the name of a role setup_roles() creates");
+        }
         String role = schema + "_" + name;
         PostgresTestServer.execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + PASSWORD + "'");
         logins.add(role);
