@@ -6,7 +6,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
-/** The dead letter area of {@code DeadLetterMapper.xml}, over the engine functions of migration 10. */
+/** The dead letter area of {@code DeadLetterMapper.xml}, over the engine functions of migration 10 (redrive and
+ * purge with their audit_log row: 13). */
 interface DeadLetterMapper {
 
     record Row(long id, String namespace, String topic, String payload, Map<String, String> headers, int priority,
@@ -25,4 +26,12 @@ interface DeadLetterMapper {
 
     int purge(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
               @Param("limit") int limit);
+
+    /** {@link #redrive} without its audit_log row, for a schema before migration 13. */
+    Redriven redriveBefore13(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
+                             @Param("afterId") Long afterId, @Param("limit") int limit, @Param("now") Instant now);
+
+    /** {@link #purge} without its audit_log row, for a schema before migration 13. */
+    int purgeBefore13(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
+                      @Param("limit") int limit);
 }

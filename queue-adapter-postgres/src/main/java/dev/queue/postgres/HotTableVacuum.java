@@ -84,6 +84,8 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     }
 
     private final Sessions sessions;
+    /** Runs the VACUUM itself: a login that owns the table (or has MAINTAIN on it), where the checks need none. */
+    private final Sessions vacuumSessions;
     private final Config config;
     private final String schema;
     private final LongSupplier nanoTime;
@@ -93,11 +95,21 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     private Pinned pinned;
 
     HotTableVacuum(Sessions sessions, Config config, String schema) {
-        this(sessions, config, schema, System::nanoTime);
+        this(sessions, sessions, config, schema, System::nanoTime);
+    }
+
+    /** Checks through {@code sessions}, vacuums through {@code vacuumSessions} (an owner's, say). */
+    HotTableVacuum(Sessions sessions, Sessions vacuumSessions, Config config, String schema) {
+        this(sessions, vacuumSessions, config, schema, System::nanoTime);
     }
 
     HotTableVacuum(Sessions sessions, Config config, String schema, LongSupplier nanoTime) {
+        this(sessions, sessions, config, schema, nanoTime);
+    }
+
+    HotTableVacuum(Sessions sessions, Sessions vacuumSessions, Config config, String schema, LongSupplier nanoTime) {
         this.sessions = sessions;
+        this.vacuumSessions = vacuumSessions;
         this.config = config;
         this.schema = schema;
         this.nanoTime = nanoTime;
@@ -142,7 +154,7 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
             return Pass.skipped(dead);
         }
         long start = System.nanoTime();
-        sessions.autoCommit("vacuum", MaintenanceMapper.class, m -> {
+        vacuumSessions.autoCommit("vacuum", MaintenanceMapper.class, m -> {
             m.vacuumMessages();
             return null;
         });

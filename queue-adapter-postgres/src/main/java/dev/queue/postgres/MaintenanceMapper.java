@@ -28,6 +28,9 @@ interface MaintenanceMapper {
 
     void vacuumMessages();
 
+    /** Sets the factory's actor for the rest of the transaction (see MaintenanceMapper.xml). */
+    String actLocally();
+
     Boolean policiesPresent();
 
     Integer writePolicy(Policy policy);

@@ -88,4 +88,7 @@ interface MessageMapper {
 
     /** The failed attempts kept for a message, oldest first. */
     List<Attempt> findAttempts(@Param("namespace") String namespace, @Param("id") long id);
+
+    /** The same from the table, for a schema before migration 13. */
+    List<Attempt> findAttemptsBefore13(@Param("namespace") String namespace, @Param("id") long id);
 }

@@ -58,12 +58,18 @@ final class MyBatisSupport {
         return sessionFactory(dataSource, schema, null);
     }
 
-    /**
-     * @param actor who the queue's writes are recorded as (PostgresQueueConfig.actor), null for nobody. It goes into
-     *              the statements as a constant ({@code ${actor}}), so the engine never reads a session setting
-     *              another user of a shared pool may have left on a connection.
-     */
     static SqlSessionFactory sessionFactory(DataSource dataSource, String schema, String actor) {
+        return sessionFactory(dataSource, schema, actor, EngineAccess.DIRECT);
+    }
+
+    /**
+     * @param actor  who the queue's writes are recorded as (PostgresQueueConfig.actor), null for nobody. It goes
+     *               into the statements as a constant ({@code ${actor}}), so the engine never reads a session
+     *               setting another user of a shared pool may have left on a connection; where triggers read it
+     *               (retries, schedule and policy changes), {@link Sessions#asActor} sets it for one transaction.
+     * @param engine how the statements reach the engine: its own functions, or the gates of migration 13
+     */
+    static SqlSessionFactory sessionFactory(DataSource dataSource, String schema, String actor, EngineAccess engine) {
         PostgresQueueConfig.checkSchema(schema);
         Configuration configuration = new Configuration(new Environment("queue", new JdbcTransactionFactory(), dataSource));
         configuration.setMapUnderscoreToCamelCase(true);
@@ -75,6 +81,7 @@ final class MyBatisSupport {
         Properties variables = new Properties();
         variables.setProperty("schema", schema);
         variables.setProperty("actor", actorLiteral(actor));
+        variables.setProperty("engine", engine.prefix());
         configuration.setVariables(variables);
 
         TypeHandlerRegistry handlers = configuration.getTypeHandlerRegistry();

@@ -69,6 +69,8 @@ final class PostgresMessageStore implements MessageStore {
     /** Topics this process saw registered: publishes to them may take the fast path. */
     private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
+    /** The schema predates migration 13 (redrive and purge without their audit row, the history from the table). */
+    private volatile boolean before13;
 
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
         this(sessions, retention, false);
@@ -83,6 +85,11 @@ final class PostgresMessageStore implements MessageStore {
 
     SqlSessionFactory sessions() {
         return sessions;
+    }
+
+    /** For a schema migrated by another tool without version 13 yet (the queue then runs as its owner). */
+    void useSchemaBefore13(boolean value) {
+        this.before13 = value;
     }
 
     // ------------------------------------------------------------------ publish
@@ -307,7 +314,8 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public Outcome messageRetryIfLeased(RetryCommand command) {
         Leases leases = Leases.of(List.of(command.lease()));
-        List<Long> retried = runner.autoCommit("retry", MessageMapper.class, mapper -> mapper.retry(command.namespace(),
+        // as the actor: the trigger that keeps the attempt's history records it
+        List<Long> retried = runner.asActor("retry", MessageMapper.class, mapper -> mapper.retry(command.namespace(),
                 leases.ids, leases.tokens, micros(command.delay()), command.error(), command.time().givenOrNull()));
         return retried.isEmpty() ? Outcome.LEASE_LOST : Outcome.RETRY_SCHEDULED;
     }
@@ -358,7 +366,7 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public RescueResult messageRescueExpired(RescueCommand command) {
-        MessageMapper.Rescued row = runner.autoCommit("rescue of expired leases", MessageMapper.class,
+        MessageMapper.Rescued row = runner.asActor("rescue of expired leases", MessageMapper.class,
                 mapper -> mapper.rescue(command.namespace(), command.limit(), command.time().givenOrNull(),
                         command.expiredSince()));
         return new RescueResult(Math.toIntExact(row.requeued()), Math.toIntExact(row.deadLettered()), row.lookedUpTo());
@@ -394,8 +402,9 @@ final class PostgresMessageStore implements MessageStore {
         Long[] ids = command.id() == null ? null : new Long[] {command.id()};
         String topic = command.id() == null ? command.topic() : null;
         Long afterId = command.id() == null ? command.afterId() : null;
-        DeadLetterMapper.Redriven row = runner.autoCommit("redrive", DeadLetterMapper.class, mapper -> mapper.redrive(
-                command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull()));
+        DeadLetterMapper.Redriven row = runner.autoCommit("redrive", DeadLetterMapper.class, mapper -> before13
+                ? mapper.redriveBefore13(command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull())
+                : mapper.redrive(command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull()));
         return new RedriveResult(row.redriven(), row.examined(), row.lastId());
     }
 
@@ -403,8 +412,9 @@ final class PostgresMessageStore implements MessageStore {
     public int deadLetterPurge(PurgeCommand command) {
         Long[] ids = command.id() == null ? null : new Long[] {command.id()};
         String topic = command.id() == null ? command.topic() : null;
-        return runner.autoCommit("purge of dead letters", DeadLetterMapper.class,
-                mapper -> mapper.purge(command.namespace(), topic, ids, command.limit()));
+        return runner.autoCommit("purge of dead letters", DeadLetterMapper.class, mapper -> before13
+                ? mapper.purgeBefore13(command.namespace(), topic, ids, command.limit())
+                : mapper.purge(command.namespace(), topic, ids, command.limit()));
     }
 
     // ------------------------------------------------------------------ reading
@@ -435,7 +445,9 @@ final class PostgresMessageStore implements MessageStore {
         Object[] found = runner.inTransaction("find", session -> {
             MessageMapper mapper = session.getMapper(MessageMapper.class);
             MessageMapper.Info info = mapper.find(message.namespace(), message.id());
-            return new Object[] {info, info == null ? List.of() : mapper.findAttempts(message.namespace(), message.id())};
+            return new Object[] {info, info == null ? List.of() : before13
+                    ? mapper.findAttemptsBefore13(message.namespace(), message.id())
+                    : mapper.findAttempts(message.namespace(), message.id())};
         });
         MessageMapper.Info row = (MessageMapper.Info) found[0];
         if (row == null) {

@@ -12,6 +12,7 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueClosedException;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.StoreNotReadyException;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.CompletionAware;
 import dev.queue.domain.engine.MaintenanceRunner;
@@ -94,7 +95,31 @@ public final class PostgresQueue implements Queue {
         requireArgument("dataSource", dataSource, "a javax.sql.DataSource of a PostgreSQL database");
         requireArgument("listenDataSource", listenDataSource, "a javax.sql.DataSource of a PostgreSQL database");
         requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
-        return start(dataSource, listenDataSource::getConnection, null, config.validate());
+        return start(dataSource, listenDataSource::getConnection, null, null, config.validate());
+    }
+
+    /**
+     * A queue whose pool ({@code dataSource}) logs in as a role that may not own the schema: the application role
+     * ({@code <schema>_app}) or a tenant's role granted only some namespaces (docs/security.md). What needs the
+     * schema's owner runs on {@code adminDataSource}: the migrations (or, with {@code migrateOnStart(false)}, the
+     * check that the schema is there), the queue policies of every namespace, and the VACUUM of the hot table
+     * (its checks every few seconds run on the pool, the VACUUM itself only when due). The pool then reaches the
+     * engine through the gates of migration 13, which refuse a namespace not granted to its login with
+     * {@link dev.queue.api.NamespaceAccessDeniedException}. {@code listenDataSource} as in
+     * {@link #create(DataSource, DataSource, PostgresQueueConfig)}; pass {@code dataSource} for both.
+     *
+     * <p>Without an admin DataSource ({@link #create(DataSource, PostgresQueueConfig)}) a tenant's pool works too
+     * once an owner migrated the schema ({@code migrateOnStart(false)}): it then writes no policies and runs no
+     * vacuum, which the fleet's trusted queue (or autovacuum) does.
+     */
+    public static PostgresQueue create(DataSource dataSource, DataSource listenDataSource, DataSource adminDataSource,
+                                       PostgresQueueConfig config) {
+        requireArgument("dataSource", dataSource, "a javax.sql.DataSource of a PostgreSQL database");
+        requireArgument("listenDataSource", listenDataSource, "a javax.sql.DataSource of a PostgreSQL database");
+        requireArgument("adminDataSource", adminDataSource,
+                "a javax.sql.DataSource logging in as the schema's owner (or a member of it), e.g. a small pool");
+        requireArgument("config", config, "a PostgresQueueConfig, e.g. PostgresQueueConfig.defaults()");
+        return start(dataSource, listenDataSource::getConnection, adminDataSource, null, config.validate());
     }
 
     /**
@@ -118,11 +143,6 @@ public final class PostgresQueue implements Queue {
             hikari.setPoolName("queue-" + config.schema());
             hikari.setAutoCommit(true);
             configureForLongLivedConnections(hikari, jdbcUrl, config.schema());
-            if (config.actor() != null) {
-                // once per physical connection, not per borrow
-                hikari.setConnectionInitSql("SELECT set_config('queue.actor', '" + config.actor().replace("'", "''")
-                        + "', false)");
-            }
             pool = new HikariDataSource(hikari);
         } catch (RuntimeException e) {
             throw PostgresErrors.translate("connecting to " + jdbcUrl, e);
@@ -138,7 +158,7 @@ public final class PostgresQueue implements Queue {
         if (!jdbcUrl.toLowerCase(Locale.ROOT).contains("applicationname=")) {
             credentials.setProperty("ApplicationName", "queue " + config.schema() + " listener");
         }
-        return start(pool, () -> DriverManager.getConnection(jdbcUrl, credentials), pool, config);
+        return start(pool, () -> DriverManager.getConnection(jdbcUrl, credentials), null, pool, config);
     }
 
     /** Finds idle connections that died (a killed backend, a dropped route) before a caller borrows them. */
@@ -164,28 +184,34 @@ public final class PostgresQueue implements Queue {
         }
     }
 
-    /** With a validated configuration. */
+    /** With a validated configuration; {@code adminDataSource} null: the pool does what needs the owner too. */
     private static PostgresQueue start(DataSource dataSource, PostgresWakeUps.ConnectionSource listenSource,
-                                       HikariDataSource ownedPool, PostgresQueueConfig config) {
+                                       DataSource adminDataSource, HikariDataSource ownedPool, PostgresQueueConfig config) {
         PostgresWakeUps listener = null;
         MaintenanceRunner vacuum = null;
         try {
             String schema = config.schema();
-            DataSource connections = ownedPool == null && config.actor() != null
-                    ? new ActorDataSource(dataSource, config.actor()) : dataSource;
-            SqlSessionFactory sessions = MyBatisSupport.sessionFactory(connections, schema, config.actor());
-            if (config.migrateOnStart()) {
-                SchemaMigrator.migrate(sessions, schema);
+            SqlSessionFactory schemaSessions = MyBatisSupport.sessionFactory(
+                    adminDataSource != null ? adminDataSource : dataSource, schema, config.actor());
+            prepareSchema(schemaSessions, schema, config, adminDataSource != null);
+            EngineAccess.Login login = EngineAccess.of(dataSource, schema);
+            SqlSessionFactory sessions = adminDataSource == null && login.access() == EngineAccess.DIRECT
+                    ? schemaSessions : MyBatisSupport.sessionFactory(dataSource, schema, config.actor(), login.access());
+            // what needs the owner, or at least a login trusted with every namespace: the admin's, else the pool's
+            Sessions owner = adminDataSource != null ? new Sessions(schemaSessions) : login.trusted() ? new Sessions(sessions) : null;
+            if (owner != null) {
+                QueuePolicies.write(owner, config.queueOptions(), config.completedRetention());
             } else {
-                SchemaMigrator.verify(sessions, schema);
+                LOG.info("schema {}: role {} is a tenant's, so this queue leaves the queue policies of every namespace "
+                        + "and the hot table's vacuum to a trusted queue (or autovacuum)", schema, login.role());
             }
-            QueuePolicies.write(new Sessions(sessions), config.queueOptions(), config.completedRetention());
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
+            store.useSchemaBefore13(!login.gatesPresent());
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
             HotTableVacuum.Config vacuumConfig = config.vacuum();
-            if (!vacuumConfig.off()) {
-                vacuum = new MaintenanceRunner(new HotTableVacuum(new Sessions(sessions), vacuumConfig, schema),
+            if (!vacuumConfig.off() && owner != null) {
+                vacuum = new MaintenanceRunner(new HotTableVacuum(new Sessions(sessions), owner, vacuumConfig, schema),
                         MaintenanceRunner.Config.DEFAULTS, null);
             }
             store.useNotifyLimiter(limiter);
@@ -222,7 +248,8 @@ public final class PostgresQueue implements Queue {
             if (vacuum != null) {
                 vacuum.start();
             }
-            LOG.info("queue started on schema {} ({})", schema, config);
+            LOG.info("queue started on schema {} as role {}, {} ({})", schema, login.role(),
+                    login.access() == EngineAccess.DIRECT ? "on the engine functions" : "through the engine's gates", config);
             return new PostgresQueue(engine, store, config, listener);
         } catch (RuntimeException e) {
             if (vacuum != null) {
@@ -230,6 +257,26 @@ public final class PostgresQueue implements Queue {
             }
             release(listener, ownedPool);
             throw e;
+        }
+    }
+
+    /**
+     * Migrates the schema (or checks it is there). A login that may not (a tenant's, the app role's) is told what
+     * to do instead of being refused a table it never asked for.
+     */
+    private static void prepareSchema(SqlSessionFactory sessions, String schema, PostgresQueueConfig config,
+                                      boolean admin) {
+        if (!config.migrateOnStart()) {
+            SchemaMigrator.verify(sessions, schema);
+            return;
+        }
+        try {
+            SchemaMigrator.migrate(sessions, schema);
+        } catch (dev.queue.api.NamespaceAccessDeniedException e) {
+            throw new StoreNotReadyException("the login " + (admin ? "of adminDataSource" : "of the queue's DataSource")
+                    + " may not migrate schema \"" + schema + "\" (" + e.getMessage() + "): migrate it as its owner, "
+                    + "then pass that owner's DataSource as adminDataSource (PostgresQueue.create(dataSource, "
+                    + "listenDataSource, adminDataSource, config)) or set migrateOnStart(false)");
         }
     }
 

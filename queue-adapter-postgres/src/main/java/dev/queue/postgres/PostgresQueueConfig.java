@@ -130,11 +130,11 @@ public final class PostgresQueueConfig {
     }
 
     /**
-     * Who this queue acts for in the audit trail (docs/tenants.md): the session setting {@code queue.actor} of the
-     * queue's connections, recorded as {@code published_by}, {@code failed_by}, in {@code audit_log} and in the
-     * attempt history. 1 to 128 characters without control characters, or null (the default) for none. The pool
-     * of {@link PostgresQueue#connect} sets it once per connection; over an application's DataSource the queue sets
-     * it on each connection it borrows (one more statement per borrow), and it stays on that connection.
+     * Who this queue acts for in the audit trail (docs/tenants.md): recorded as {@code published_by},
+     * {@code failed_by}, {@code redriven_by}, in {@code audit_log} and in the attempt history. 1 to 128 characters
+     * without control characters, or null (the default) for none. The queue passes it with each statement, and sets
+     * the setting {@code queue.actor} only inside the transaction of a statement whose triggers record it (a retry,
+     * a schedule or policy change): nothing is left on the connections of a shared pool.
      */
     public PostgresQueueConfig actor(String value) {
         if (value != null && (value.isEmpty() || value.length() > 128 || value.chars().anyMatch(Character::isISOControl))) {

@@ -37,24 +37,24 @@ final class PostgresScheduleStore implements ScheduleStore {
 
     @Override
     public boolean scheduleInsertIfAbsent(ScheduleRecord schedule) {
-        return sessions.autoCommit("schedule insert", ScheduleMapper.class, m -> m.insertSchedule(row(schedule)));
+        return sessions.asActor("schedule insert", ScheduleMapper.class, m -> m.insertSchedule(row(schedule)));
     }
 
     @Override
     public boolean scheduleReplaceIfPresent(ScheduleRecord schedule) {
-        return sessions.autoCommit("schedule update", ScheduleMapper.class, m -> m.replaceSchedule(row(schedule)));
+        return sessions.asActor("schedule update", ScheduleMapper.class, m -> m.replaceSchedule(row(schedule)));
     }
 
     @Override
     public boolean schedulePauseIfPresent(PauseCommand command) {
         ScheduleRef schedule = command.schedule();
-        return sessions.autoCommit("schedule pause", ScheduleMapper.class, m -> m.setSchedulePaused(schedule.namespace(),
+        return sessions.asActor("schedule pause", ScheduleMapper.class, m -> m.setSchedulePaused(schedule.namespace(),
                 schedule.name(), command.paused(), command.nextRunAt(), command.updatedAt()));
     }
 
     @Override
     public boolean scheduleDeleteIfPresent(ScheduleRef schedule) {
-        return sessions.autoCommit("schedule delete", ScheduleMapper.class,
+        return sessions.asActor("schedule delete", ScheduleMapper.class,
                 m -> m.deleteSchedule(schedule.namespace(), schedule.name()));
     }
 

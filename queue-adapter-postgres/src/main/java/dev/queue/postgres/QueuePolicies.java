@@ -27,6 +27,8 @@ final class QueuePolicies {
             if (!Boolean.TRUE.equals(mapper.policiesPresent())) {
                 return 0;
             }
+            // the audit trigger records who changed a policy
+            sessions.actLocally(session);
             boolean archive = retention == CompletedRetention.ARCHIVE;
             mapper.writePolicy(row(EVERY, options, options.defaultBackoff(), archive));
             int written = 1;

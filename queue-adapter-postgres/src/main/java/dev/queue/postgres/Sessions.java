@@ -32,6 +32,23 @@ final class Sessions {
         }
     }
 
+    /**
+     * One statement of the mapper {@code area} as the factory's actor: in a transaction of its own that first sets
+     * {@code queue.actor} (empty without an actor) for that transaction only, for the triggers that record it (a
+     * retry's attempt, schedule changes). What another borrower of the connection set is neither read nor kept.
+     */
+    <M, T> T asActor(String operation, Class<M> area, Function<M, T> work) {
+        return inTransaction(operation, session -> {
+            actLocally(session);
+            return work.apply(session.getMapper(area));
+        });
+    }
+
+    /** Sets the factory's actor (empty without one) for the rest of the session's transaction. */
+    void actLocally(SqlSession session) {
+        session.getMapper(MaintenanceMapper.class).actLocally();
+    }
+
     /** Statements of a mapper without an interface (the operator's) in their own transaction (auto-commit). */
     <T> T autoCommit(String operation, Function<SqlSession, T> work) {
         try (SqlSession session = factory.openSession(true)) {

@@ -1,5 +1,6 @@
 package dev.queue.postgres;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.queue.api.Delivery;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.Message;
@@ -84,6 +85,96 @@ class PostgresAuditTrailTest {
         PostgresQueueConfig config = config().actor("it's ops").poolSize(2);
         try (PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
             recordsTheActor(queue, config.schema(), "it's ops");
+        }
+    }
+
+    @Test
+    void javaRedriveAndPurgeWriteTheAuditLogWithTheQueuesActor() throws SQLException {
+        PostgresQueueConfig config = config().actor("ops-bot");
+        try (PostgresQueue queue = PostgresQueue.create(PostgresTestServer.dataSource(), config)) {
+            var ns = queue.namespace("audited");
+            List<MessageId> dead = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                dead.add(ns.publish(Message.to(i < 2 ? "a" : "b").json("{}").maxAttempts(1)).id());
+                ns.fail(ns.pullOne(Pull.from(i < 2 ? "a" : "b").worker("w")).orElseThrow(), "boom");
+            }
+            assertThat(ns.deadLetters().redrive(dead.get(0))).isTrue();
+            assertThat(ns.deadLetters().purge(dead.get(1))).isTrue();
+            assertThat(ns.deadLetters().redriveAll("b")).isEqualTo(2);
+            assertThat(ns.deadLetters().redrive(dead.get(0))).as("no longer dead: nothing to record").isFalse();
+            assertThat(ns.deadLetters().purgeAll()).isZero();
+
+            assertThat(strings("SELECT action || ' ' || actor || ' ' || coalesce(subject, '-') || ' ' || array_to_string(ids, ',') "
+                    + "|| ' ' || count FROM \"" + config.schema() + "\".audit_log WHERE namespace = 'audited' ORDER BY id"))
+                    .containsExactly(
+                            "redrive_dead_letters ops-bot - " + dead.get(0).value() + " 1",
+                            "purge_dead_letters ops-bot - " + dead.get(1).value() + " 1",
+                            "redrive_dead_letters ops-bot b " + dead.get(2).value() + "," + dead.get(3).value() + " 2");
+        }
+    }
+
+    @Test
+    void theActorIsSetPerTransactionAndNeverLeftOnAPooledConnection() throws SQLException {
+        PostgresQueueConfig config = config().actor("billing");
+        // one connection: every statement of the queue runs on the session checked afterwards
+        try (HikariDataSource pool = PostgresTestServer.newPool("actor-leak", 1)) {
+            Object backend;
+            try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement(
+                    "SELECT pg_backend_pid(), set_config('queue.actor', 'mallory', false)"); ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                backend = rs.getObject(1);
+            }
+            try (PostgresQueue queue = PostgresQueue.create(pool, config)) {
+                assertThat(sessionActor(pool, backend)).as("another borrower's setting stays theirs").isEqualTo("mallory");
+                resetActor(pool);
+                MessageId id = queue.defaultNamespace().publish(Message.to("t").json("{}").maxAttempts(3)).id();
+                Delivery delivery = queue.defaultNamespace().pullOne(Pull.from("t").worker("w1")).orElseThrow();
+                queue.defaultNamespace().nack(delivery, "again", java.time.Duration.ZERO);
+                queue.defaultNamespace().schedules().create(dev.queue.api.Schedule.every("s", java.time.Duration.ofHours(1))
+                        .publishing(Message.to("t").json("{}")));
+                queue.defaultNamespace().schedules().pause("s");
+                assertThat(sessionActor(pool, backend)).as("the queue's actor is not left on the connection").isEmpty();
+
+                assertThat(strings("SELECT actor FROM \"" + config.schema() + "\".attempt_errors WHERE message_id = ?", id.value()))
+                        .containsExactly("billing");
+                assertThat(strings("SELECT actor || ' ' || action FROM \"" + config.schema()
+                        + "\".audit_log WHERE subject = 's' ORDER BY id"))
+                        .containsExactly("billing schedule_created", "billing schedule_paused");
+            }
+        }
+    }
+
+    @Test
+    void aQueueWithoutAnActorRecordsNoneEvenWhereAnotherBorrowerSetOne() throws SQLException {
+        PostgresQueueConfig config = config();
+        try (HikariDataSource pool = PostgresTestServer.newPool("no-actor", 1);
+             PostgresQueue queue = PostgresQueue.create(pool, config)) {
+            try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement(
+                    "SELECT set_config('queue.actor', 'mallory', false)")) {
+                statement.execute();
+            }
+            MessageId id = queue.defaultNamespace().publish(Message.to("t").json("{}").maxAttempts(3)).id();
+            queue.defaultNamespace().nack(queue.defaultNamespace().pullOne(Pull.from("t").worker("w1")).orElseThrow(),
+                    "again", java.time.Duration.ZERO);
+            assertThat(strings("SELECT coalesce(nullif(actor, ''), 'none') FROM \"" + config.schema()
+                    + "\".attempt_errors WHERE message_id = ?", id.value())).containsExactly("none");
+            assertThat(strings("SELECT coalesce(published_by, 'none') FROM \"" + config.schema()
+                    + "\".messages WHERE id = ?", id.value())).containsExactly("none");
+        }
+    }
+
+    private static String sessionActor(HikariDataSource pool, Object backend) throws SQLException {
+        try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement(
+                "SELECT pg_backend_pid(), coalesce(current_setting('queue.actor', true), '')"); ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            assertThat(rs.getObject(1)).as("the pool's one connection").isEqualTo(backend);
+            return rs.getString(2);
+        }
+    }
+
+    private static void resetActor(HikariDataSource pool) throws SQLException {
+        try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement("RESET queue.actor")) {
+            statement.execute();
         }
     }
 

@@ -70,6 +70,51 @@ final class BenchDatabase implements AutoCloseable {
         }
     }
 
+    /** A login role with its password, and the server's URL without the credentials of the server's user. */
+    record Login(String url, String user, String password) {
+
+        DataSource dataSource() {
+            PGSimpleDataSource ds = new PGSimpleDataSource();
+            ds.setUrl(url);
+            ds.setUser(user);
+            ds.setPassword(password);
+            return ds;
+        }
+    }
+
+    /**
+     * Sets up the roles of the migrated schema ({@code CALL setup_roles()}) and (re)creates the login
+     * {@code <schema>_bench_app}, a member of {@code <schema>_app}, with a fresh random password. Needs a user that
+     * may create roles (the embedded server's is a superuser).
+     */
+    Login appLogin(String schema) throws SQLException {
+        String role = schema + "_bench_app";
+        String password = java.util.UUID.randomUUID().toString();
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute("CALL \"" + schema + "\".setup_roles()");
+            s.execute("DO $$ BEGIN IF to_regrole('" + role + "') IS NULL THEN CREATE ROLE \"" + role + "\" LOGIN; END IF; END $$");
+            s.execute("ALTER ROLE \"" + role + "\" LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '" + password + "'");
+            s.execute("GRANT \"" + schema + "_app\" TO \"" + role + "\"");
+        }
+        return new Login(withoutCredentials(url), role, password);
+    }
+
+    /** The URL without its user and password parameters (the driver lets them override a DataSource's). */
+    static String withoutCredentials(String url) {
+        int query = url.indexOf('?');
+        if (query < 0) {
+            return url;
+        }
+        StringBuilder kept = new StringBuilder();
+        for (String pair : url.substring(query + 1).split("&")) {
+            String key = pair.contains("=") ? pair.substring(0, pair.indexOf('=')) : pair;
+            if (!key.equalsIgnoreCase("user") && !key.equalsIgnoreCase("password") && !pair.isEmpty()) {
+                kept.append(kept.length() == 0 ? "" : "&").append(pair);
+            }
+        }
+        return url.substring(0, query) + (kept.length() == 0 ? "" : "?" + kept);
+    }
+
     void dropSchema(String schema) throws SQLException {
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");

@@ -114,6 +114,12 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--hold-horizon-for", description = "seconds the horizon stays pinned (with --hold-horizon-at)")
     Integer holdHorizonFor;
 
+    @Option(names = "--as-app-role", description = "run the queue as the application role, with row-level security in force: "
+            + "after migrating as the server's user, CALL setup_roles() and log the pools (and the LISTEN connections) in as "
+            + "a role of their own that is a member of " + SCHEMA + "_app; migrations, queue policies and the VACUUM stay "
+            + "with the server's user (PostgresQueue's admin DataSource). The raw SQL ceiling runs as the server's user")
+    boolean asAppRole;
+
     @Option(names = "--timeseries", description = "write per-second throughput, latency and the CPU share stolen by the host to this CSV file")
     Path timeseries;
 
@@ -202,13 +208,13 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
                             + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
-                            + "\"postgres_version\":\"%s\"}",
+                            + "\"as_app_role\":%b,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
-                    durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson,
+                    durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson, asAppRole,
                     version.replace("\"", ""));
             System.out.println(json);
             return 0;
@@ -233,13 +239,39 @@ public final class EndToEnd implements Callable<Integer> {
         return s.append(']').toString();
     }
 
+    /** The login of the queue's pools with --as-app-role, null without. */
+    private BenchDatabase.Login appLogin;
+
     private HikariDataSource pool(BenchDatabase db, int size, String name) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(db.url());
+        if (appLogin != null) {
+            config.setJdbcUrl(appLogin.url());
+            config.setUsername(appLogin.user());
+            config.setPassword(appLogin.password());
+        } else {
+            config.setJdbcUrl(db.url());
+        }
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(size);
         config.setPoolName(name);
         return new HikariDataSource(config);
+    }
+
+    /** A queue on the pool; with --as-app-role its LISTEN connection logs in as the app login too. */
+    private PostgresQueue queue(BenchDatabase db, HikariDataSource pool, PostgresQueueConfig config) {
+        if (appLogin == null) {
+            return PostgresQueue.create(pool, db.dataSource(), config);
+        }
+        try (java.sql.Connection c = pool.getConnection(); java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT session_user::text")) {
+            rs.next();
+            if (!appLogin.user().equals(rs.getString(1))) {
+                throw new IllegalStateException("--as-app-role: the pool logged in as " + rs.getString(1) + ", not " + appLogin.user());
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("--as-app-role: cannot log in as " + appLogin.user(), e);
+        }
+        return PostgresQueue.create(pool, appLogin.dataSource(), db.dataSource(), config);
     }
 
     private Result runQueue(BenchDatabase db, boolean bulk, int producerThreads) throws Exception {
@@ -248,10 +280,17 @@ public final class EndToEnd implements Callable<Integer> {
                 .vacuumInterval(Duration.ofSeconds(vacuumIntervalSeconds)).notifyWindow(Duration.ofMillis(notifyWindowMs))
                 .durableAcknowledgements(durableAcks);
         List<AutoCloseable> resources = new ArrayList<>();
+        if (asAppRole) {
+            // the schema's owner migrates and sets up the roles; the queue's pools log in as a member of the app role
+            PostgresQueue.create(db.dataSource(), PostgresQueueConfig.defaults().schema(SCHEMA).listen(false)
+                    .vacuumInterval(Duration.ZERO)).close();
+            appLogin = db.appLogin(SCHEMA);
+            log("as role %s (a member of %s_app): the engine's gates and row-level security in force", appLogin.user(), SCHEMA);
+        }
         try {
             HikariDataSource producerPool = pool(db, producerThreads, "bench-producers");
             resources.add(producerPool);
-            PostgresQueue producerQueue = PostgresQueue.create(producerPool, db.dataSource(), config);
+            PostgresQueue producerQueue = queue(db, producerPool, config);
             resources.add(0, producerQueue);
             Namespace producerNs = producerQueue.namespace(NAMESPACE);
             if (backlog > 0) {
@@ -262,7 +301,7 @@ public final class EndToEnd implements Callable<Integer> {
             for (int r = 0; r < replicas; r++) {
                 HikariDataSource replicaPool = pool(db, pool, "bench-replica-" + r);
                 resources.add(replicaPool);
-                PostgresQueue replica = PostgresQueue.create(replicaPool, db.dataSource(), config);
+                PostgresQueue replica = queue(db, replicaPool, config);
                 resources.add(0, replica);
                 subscriptions.add(replica.namespace(NAMESPACE).subscribe(Subscriber.on(TOPIC).concurrency(concurrency)
                         .worker("bench-" + r).handleDelivery((delivery, ctx) -> onHandle(delivery))));

@@ -1,0 +1,77 @@
+package dev.queue.postgres;
+
+import dev.queue.api.ManualClock;
+import dev.queue.api.Queue;
+import dev.queue.api.QueueOptions;
+import dev.queue.testkit.QueueFactory;
+import dev.queue.testkit.contract.DeadLetterContract;
+import dev.queue.testkit.contract.RetryAndBackoffContract;
+import dev.queue.testkit.contract.SubscriberRuntimeContract;
+import org.junit.jupiter.api.Nested;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A slice of the contract (the areas that retry, dead-letter, redrive and run subscribers with their listener,
+ * heartbeat and rescue; each test sets up a schema with its roles, so the slice stays small) on a queue whose pool logs in as a tenant's role, granted the namespaces the contract
+ * uses, with the migrations on the superuser's DataSource: the queue reaches the engine through the gates of
+ * migration 13, under row-level security, and behaves as over the owner's pool.
+ */
+class PostgresTenantPoolContractTest {
+
+    /** The namespaces the contract uses. */
+    static final List<String> CONTRACT_NAMESPACES = List.of("contract", "other", "contract-other");
+
+    /** Each queue: a fresh schema with its roles, a tenant login granted the contract's namespaces, its pool. */
+    static final class TenantPoolQueueFactory implements QueueFactory {
+
+        private final List<TenantRoles> schemas = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Queue create(ManualClock clock, QueueOptions options) {
+            String schema = PostgresTestServer.freshSchema("tenantcontract");
+            SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
+            TenantRoles roles = new TenantRoles(schema);
+            schemas.add(roles);
+            String tenant = roles.tenant("login", CONTRACT_NAMESPACES.toArray(new String[0]));
+            PostgresQueueConfig config = PostgresQueueConfig.defaults()
+                    .schema(schema)
+                    .queueOptions(options)
+                    .clock(clock)
+                    .listen(true);
+            return PostgresQueue.create(roles.pool(tenant, 8), roles.dataSource(tenant), PostgresTestServer.dataSource(),
+                    config);
+        }
+
+        @Override
+        public void close() {
+            schemas.forEach(TenantRoles::close);
+            schemas.clear();
+        }
+    }
+
+    @Nested
+    class RetryAndBackoff extends RetryAndBackoffContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class DeadLetters extends DeadLetterContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class SubscriberRuntime extends SubscriberRuntimeContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+}
