@@ -48,6 +48,13 @@ final class TenantRoles implements AutoCloseable {
         return role;
     }
 
+    /** A login role that is a member of the schema's operator role. */
+    String operator(String name) {
+        String role = login(name);
+        PostgresTestServer.execute("GRANT \"" + schema + "_operator\" TO " + role);
+        return role;
+    }
+
     private String login(String name) {
         if (List.of("owner", "app", "operator", "tenant").contains(name)) {
             throw new IllegalArgumentException("login name " + name + " is the name of a role setup_roles() creates");

@@ -274,6 +274,35 @@ class SqlHostileTenantTest {
     }
 
     @Test
+    void healthShowsATenantNoOtherNamespaceAndNoOtherLoginsSession() throws SQLException {
+        // initech: a due message nobody subscribes; the superuser's transaction: open while health runs
+        db.value("SELECT queue.push('initech', 'reports', '{\"secret\":6}')");
+        String options = "p_max_pending_age := interval '0', p_max_transaction_age := interval '0'";
+        try (Connection holder = db.connect()) {
+            holder.setAutoCommit(false);
+            SqlTestDatabase.rows(holder, "SELECT txid_current() AS x");
+            List<Map<String, Object>> operatorView = db.rows("SELECT code, namespace, evidence::text AS evidence FROM queue.health("
+                    + options + ")");
+            assertThat(operatorView).extracting(r -> r.get("code") + " " + r.get("namespace"))
+                    .contains("no_subscriber initech", "long_transaction null");
+            assertThat(operatorView).filteredOn(r -> "long_transaction".equals(r.get("code")))
+                    .extracting(r -> (String) r.get("evidence")).anyMatch(e -> e.contains("\"user\""));
+            try (Connection connection = roles.connectAs(acme)) {
+                List<Map<String, Object>> tenantView = SqlTestDatabase.rows(connection,
+                        "SELECT code, namespace, message, evidence::text AS evidence, advice FROM queue.health(" + options + ")");
+                assertThat(tenantView).extracting(r -> r.get("namespace")).allMatch(n -> n == null || n.equals("acme"));
+                List<Map<String, Object>> horizon = tenantView.stream()
+                        .filter(r -> "long_transaction".equals(r.get("code"))).toList();
+                assertThat(horizon).isNotEmpty();
+                assertThat(horizon).extracting(r -> (String) r.get("evidence"))
+                        .allMatch(e -> !e.contains("\"user\"") && !e.contains("\"query\"") && !e.contains("application_name"));
+                assertThat(horizon).extracting(r -> (String) r.get("message")).allMatch(m -> m.startsWith("a transaction of another login"));
+            }
+            holder.rollback();
+        }
+    }
+
+    @Test
     void theFunctionsRunAsAnOwnerThatRowLevelSecurityBinds() {
         assertThat(db.rows("SELECT r.rolname::text AS owner, r.rolsuper AS s, r.rolbypassrls AS b FROM pg_namespace n "
                 + "JOIN pg_roles r ON r.oid = n.nspowner WHERE n.nspname = 'queue'"))
