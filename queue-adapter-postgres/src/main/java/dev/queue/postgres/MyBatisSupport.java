@@ -1,17 +1,23 @@
 package dev.queue.postgres;
 
 import org.apache.ibatis.builder.xml.XMLMapperBuilder;
+import org.apache.ibatis.cache.CacheKey;
 import org.apache.ibatis.executor.Executor;
+import org.apache.ibatis.executor.SimpleExecutor;
 import org.apache.ibatis.io.Resources;
 import org.apache.ibatis.mapping.Environment;
+import org.apache.ibatis.mapping.MappedStatement;
 import org.apache.ibatis.reflection.factory.DefaultObjectFactory;
 import org.apache.ibatis.session.Configuration;
 import org.apache.ibatis.session.ExecutorType;
 import org.apache.ibatis.session.LocalCacheScope;
+import org.apache.ibatis.session.ResultHandler;
+import org.apache.ibatis.session.RowBounds;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.apache.ibatis.session.SqlSessionFactoryBuilder;
 import org.apache.ibatis.session.defaults.DefaultSqlSession;
+import org.apache.ibatis.transaction.Transaction;
 import org.apache.ibatis.transaction.jdbc.JdbcTransactionFactory;
 import org.apache.ibatis.transaction.managed.ManagedTransaction;
 import org.apache.ibatis.type.BaseTypeHandler;
@@ -71,10 +77,8 @@ final class MyBatisSupport {
      */
     static SqlSessionFactory sessionFactory(DataSource dataSource, String schema, String actor, EngineAccess engine) {
         PostgresQueueConfig.checkSchema(schema);
-        Configuration configuration = new Configuration(new Environment("queue", new JdbcTransactionFactory(), dataSource));
+        Configuration configuration = new QueueConfiguration(new Environment("queue", new JdbcTransactionFactory(), dataSource));
         configuration.setMapUnderscoreToCamelCase(true);
-        configuration.setCacheEnabled(false);
-        configuration.setLocalCacheScope(LocalCacheScope.STATEMENT);
         configuration.setDefaultExecutorType(ExecutorType.SIMPLE);
         configuration.setJdbcTypeForNull(JdbcType.OTHER);
         configuration.setObjectFactory(new CachingObjectFactory());
@@ -130,6 +134,52 @@ final class MyBatisSupport {
         Configuration configuration = factory.getConfiguration();
         Executor executor = configuration.newExecutor(new ManagedTransaction(connection, false), ExecutorType.SIMPLE);
         return new DefaultSqlSession(configuration, executor, false);
+    }
+
+    /**
+     * MyBatis' configuration with sessions whose queries skip the local cache's key. MyBatis computes a key for every
+     * query (reading each parameter value again through reflection) before it looks at the session's local cache.
+     * With that cache scoped to the statement ({@link LocalCacheScope#STATEMENT}, fixed here) an entry is dropped as
+     * soon as its statement ends, so no later query can hit it: the key is work for nothing on every call.
+     */
+    static final class QueueConfiguration extends Configuration {
+
+        QueueConfiguration(Environment environment) {
+            super(environment);
+            super.setLocalCacheScope(LocalCacheScope.STATEMENT);
+            super.setCacheEnabled(false);
+        }
+
+        @Override
+        public void setLocalCacheScope(LocalCacheScope scope) {
+            if (scope != LocalCacheScope.STATEMENT) {
+                throw new IllegalArgumentException("local cache scope " + scope + ": the queue's sessions skip the "
+                        + "local cache's keys, which is right only with the scope STATEMENT");
+            }
+        }
+
+        @Override
+        public Executor newExecutor(Transaction transaction, ExecutorType executorType) {
+            if (executorType != null && executorType != ExecutorType.SIMPLE) {
+                return super.newExecutor(transaction, executorType);
+            }
+            return (Executor) interceptorChain.pluginAll(new StatementScopedExecutor(this, transaction));
+        }
+    }
+
+    /** MyBatis' simple executor, its queries given MyBatis' null cache key (see {@link QueueConfiguration}). */
+    static final class StatementScopedExecutor extends SimpleExecutor {
+
+        StatementScopedExecutor(Configuration configuration, Transaction transaction) {
+            super(configuration, transaction);
+        }
+
+        @Override
+        public <E> List<E> query(MappedStatement statement, Object parameter, RowBounds rowBounds,
+                                 ResultHandler resultHandler) throws SQLException {
+            return query(statement, parameter, rowBounds, resultHandler, CacheKey.NULL_CACHE_KEY,
+                    statement.getBoundSql(parameter));
+        }
     }
 
     /**
