@@ -49,7 +49,8 @@ final class SchemaMigrator {
             new Migration(11, "tenants"),
             new Migration(12, "operator"),
             new Migration(13, "engine_gates"),
-            new Migration(16, "trusted_engine"));
+            new Migration(16, "trusted_engine"),
+            new Migration(17, "audit_retention"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;
