@@ -85,17 +85,23 @@ public interface MessageContext {
      * afterwards fails its attempt as usual, and the request is ignored.
      *
      * @param delay 0 to 365 days
-     * @throws InvalidInputException when {@code delay} is null, negative or longer than 365 days
+     * @throws InvalidInputException          when {@code delay} is null, negative or longer than 365 days
+     * @throws UnsupportedCapabilityException when this context does not implement it (a test double, say)
      */
-    void snooze(Duration delay);
+    default void snooze(Duration delay) {
+        throw new UnsupportedCapabilityException("snooze", getClass().getName() + " does not implement it");
+    }
 
     /**
      * Like {@link #snooze(Duration)}, due again at {@code runAt} (a time in the past means at once).
      *
      * @param runAt when the message is due again, at most 365 days ahead
-     * @throws InvalidInputException when {@code runAt} is null or more than 365 days ahead
+     * @throws InvalidInputException          when {@code runAt} is null or more than 365 days ahead
+     * @throws UnsupportedCapabilityException when this context does not implement it (a test double, say)
      */
-    void snoozeUntil(Instant runAt);
+    default void snoozeUntil(Instant runAt) {
+        throw new UnsupportedCapabilityException("snooze", getClass().getName() + " does not implement it");
+    }
 
     /**
      * Whether this run should stop: the message was cancelled ({@link FlowControl#cancel}), or this run no longer
@@ -103,7 +109,9 @@ public interface MessageContext {
      * same queue instance shows at once; one made elsewhere (another process, SQL) shows when the subscription next
      * extends the lease, within about half a lease. A long handler should ask between steps and return early.
      *
-     * @return true once the run should stop
+     * @return true once the run should stop; false for a context that does not follow cancellation (a test double)
      */
-    boolean isCancelled();
+    default boolean isCancelled() {
+        return false;
+    }
 }
