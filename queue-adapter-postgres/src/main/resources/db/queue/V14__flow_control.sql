@@ -259,7 +259,7 @@ BEGIN
 END
 $$;
 
--- True when the queue was paused and runs again; its subscribers are woken (unless queue.notify is off).
+-- True when the queue was paused and runs again: its subscribers are woken (unless queue.notify is off).
 CREATE FUNCTION "${schema}".resume_queue(p_namespace text, p_queue text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
