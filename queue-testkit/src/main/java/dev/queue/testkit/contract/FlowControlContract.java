@@ -304,7 +304,7 @@ public abstract class FlowControlContract extends ContractSupport {
 
     @Test
     public void cancelRacingWithAckHasExactlyOneWinnerPerMessage() throws Exception {
-        int messages = 200;
+        int messages = 1000;
         List<Message> batch = new ArrayList<>();
         for (int i = 0; i < messages; i++) {
             batch.add(Message.to("t").json("{\"n\":" + i + "}"));
@@ -335,7 +335,6 @@ public abstract class FlowControlContract extends ContractSupport {
             List<Outcome> ackOutcomes = acks.get(WAIT.toSeconds(), TimeUnit.SECONDS);
             List<Optional<MessageState>> cancelOutcomes = cancels.get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
-            int acked = 0;
             for (int i = 0; i < messages; i++) {
                 boolean ackWon = ackOutcomes.get(i) == Outcome.ACKED;
                 boolean cancelWon = cancelOutcomes.get(i).isPresent();
@@ -344,11 +343,8 @@ public abstract class FlowControlContract extends ContractSupport {
                 if (cancelWon) {
                     assertThat(ackOutcomes.get(i)).isEqualTo(Outcome.LEASE_LOST);
                     assertThat(cancelOutcomes.get(i)).contains(MessageState.RUNNING);
-                } else {
-                    acked++;
                 }
             }
-            assertThat(acked).isPositive();
             assertThat(ns.stats().running() + ns.stats().pending() + ns.stats().dead()).isZero();
         } finally {
             pool.shutdownNow();
