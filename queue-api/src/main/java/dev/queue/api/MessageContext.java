@@ -61,8 +61,8 @@ public interface MessageContext {
 
     /**
      * After the handler returns, put the message back to pending for this long instead of acknowledging it. On the
-     * message's last attempt it becomes a dead letter instead. The last call of this and {@link #fail} wins; a
-     * handler that throws afterwards fails its attempt as usual, and the request is ignored.
+     * message's last attempt it becomes a dead letter instead. The last call of this, {@link #fail} and the snooze
+     * methods wins; a handler that throws afterwards fails its attempt as usual, and the request is ignored.
      *
      * @param delay  0 to 365 days
      * @param reason recorded as the message's last error
@@ -72,7 +72,7 @@ public interface MessageContext {
 
     /**
      * After the handler returns, make the message a dead letter instead of acknowledging it, whatever attempts it
-     * had left. The last call of this and {@link #retryIn} wins.
+     * had left. The last call of this, {@link #retryIn} and the snooze methods wins.
      *
      * @param reason recorded as the message's last error
      */
