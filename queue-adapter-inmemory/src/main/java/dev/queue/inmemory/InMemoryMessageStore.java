@@ -10,6 +10,7 @@ import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
+import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
@@ -22,6 +23,7 @@ import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.NextDueQuery;
+import dev.queue.domain.port.PausedTopicsQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -30,8 +32,10 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.Lifecycle;
 import dev.queue.domain.time.SystemClock;
 import dev.queue.inmemory.InMemoryWakeUps.TopicKey;
@@ -217,7 +221,7 @@ public final class InMemoryMessageStore implements MessageStore {
             List<ClaimedMessage> claimed = new ArrayList<>(Math.min(command.limit(), 64));
             for (String topicName : command.topics()) {
                 TopicState topic = ns.topics.get(topicName);
-                if (topic == null) {
+                if (topic == null || ns.paused.contains(topicName)) {
                     continue;
                 }
                 for (int priority = 0; priority < PRIORITIES && claimed.size() < command.limit(); priority++) {
@@ -519,6 +523,81 @@ public final class InMemoryMessageStore implements MessageStore {
         return found;
     }
 
+    // ------------------------------------------------------------------------------------------ flow control
+
+    /** Under the lock every claim takes, so once a pause returns no claim starts a message of the topic. */
+    @Override
+    public boolean topicSetPaused(TopicPauseCommand command) {
+        boolean changed;
+        lock.lock();
+        try {
+            NamespaceState ns = namespace(command.namespace());
+            changed = command.paused() ? ns.paused.add(command.topic()) : ns.paused.remove(command.topic());
+        } finally {
+            lock.unlock();
+        }
+        if (changed && !command.paused()) {
+            wakeUps.signal(List.of(new TopicKey(command.namespace(), command.topic())));
+        }
+        return changed;
+    }
+
+    @Override
+    public List<String> topicListPaused(PausedTopicsQuery query) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(query.namespace());
+            return ns == null ? List.of() : List.copyOf(ns.paused);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<MessageState> messageCancel(CancelCommand command) {
+        lock.lock();
+        try {
+            Msg msg = live.get(command.id());
+            if (msg == null || !msg.namespace.equals(command.namespace())) {
+                return Optional.empty();
+            }
+            MessageState was = msg.state;
+            if (was == MessageState.RUNNING) {
+                stopRunning(msg);
+            } else {
+                msg.topic.removePending(msg);
+            }
+            forget(msg);
+            return Optional.of(was);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Outcome messageSnoozeIfLeased(SnoozeCommand command) {
+        TopicKey toWake;
+        lock.lock();
+        try {
+            Msg msg = held(command.namespace(), command.lease());
+            if (msg == null) {
+                return Outcome.LEASE_LOST;
+            }
+            Instant now = now(command.time());
+            Instant runAt = command.runAt() != null ? micros(command.runAt())
+                    : micros(now.plus(command.delay() == null ? Duration.ZERO : command.delay()));
+            stopRunning(msg);
+            msg.attempts = Math.max(0, msg.attempts - 1);
+            msg.runAt = runAt.isBefore(now) ? now : runAt;
+            msg.topic.addPending(msg);
+            toWake = new TopicKey(msg.namespace, msg.topic.name);
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(List.of(toWake));
+        return Outcome.SNOOZED;
+    }
+
     // ------------------------------------------------------------------------------------------ inspection
 
     @Override
@@ -721,6 +800,8 @@ public final class InMemoryMessageStore implements MessageStore {
         final TreeMap<String, TopicState> topics = new TreeMap<>();
         /** Dead letters by id, oldest first. */
         final TreeMap<Long, Msg> dead = new TreeMap<>();
+        /** Paused topics, by name: claims skip them. */
+        final TreeSet<String> paused = new TreeSet<>();
 
         NamespaceState(String name) {
             this.name = name;

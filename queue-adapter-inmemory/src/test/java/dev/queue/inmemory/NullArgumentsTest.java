@@ -3,6 +3,7 @@ package dev.queue.inmemory;
 import dev.queue.api.Backoff;
 import dev.queue.api.DeadLetters;
 import dev.queue.api.Delivery;
+import dev.queue.api.FlowControl;
 import dev.queue.api.ManualClock;
 import dev.queue.api.Message;
 import dev.queue.api.MessageContext;
@@ -121,6 +122,7 @@ class NullArgumentsTest {
                 .instance(Queue.class, this::queue)
                 .instance(Namespace.class, () -> queue().namespace("n"))
                 .instance(DeadLetters.class, () -> queue().namespace("n").deadLetters())
+                .instance(FlowControl.class, () -> queue().namespace("n").flowControl())
                 .instance(Schedules.class, () -> queue().namespace("n").schedules());
     }
 

@@ -52,7 +52,7 @@ final class MyBatisSupport {
 
     /** The mapper of each area, named after its interface (the XML's namespace). */
     static final List<Class<?>> MAPPERS = List.of(MessageMapper.class, DeadLetterMapper.class, ScheduleMapper.class,
-            WakeUpMapper.class, MaintenanceMapper.class);
+            WakeUpMapper.class, MaintenanceMapper.class, FlowControlMapper.class);
 
     /** The operator's statements (workers, health, explain, the CLI's calls), apart from the store's. */
     static final String OPERATOR_MAPPER = "dev/queue/postgres/OperatorMapper.xml";

@@ -10,6 +10,7 @@ import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
+import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.ClaimedMessage;
@@ -21,6 +22,7 @@ import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.NextDueQuery;
+import dev.queue.domain.port.PausedTopicsQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -29,8 +31,10 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicPauseCommand;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 
@@ -42,6 +46,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -346,6 +351,38 @@ final class PostgresMessageStore implements MessageStore {
         Leases leases = Leases.of(command.leases());
         return Set.copyOf(runner.autoCommit("release", MessageMapper.class,
                 mapper -> mapper.release(command.namespace(), leases.ids, leases.tokens)));
+    }
+
+    // ------------------------------------------------------------------ flow control (migration 14)
+
+    @Override
+    public boolean topicSetPaused(TopicPauseCommand command) {
+        return runner.autoCommit(command.paused() ? "pause" : "resume", FlowControlMapper.class, mapper -> mapper.setPaused(
+                command.namespace(), command.topic(), command.paused(), command.time().givenOrNull()));
+    }
+
+    @Override
+    public List<String> topicListPaused(PausedTopicsQuery query) {
+        return List.copyOf(runner.autoCommit("paused topics", FlowControlMapper.class,
+                mapper -> mapper.pausedTopics(query.namespace())));
+    }
+
+    @Override
+    public Optional<MessageState> messageCancel(CancelCommand command) {
+        String state = runner.autoCommit("cancel", FlowControlMapper.class,
+                mapper -> mapper.cancel(command.namespace(), command.id(), command.time().givenOrNull()));
+        return state == null ? Optional.empty() : Optional.of(MessageState.valueOf(state.toUpperCase(Locale.ROOT)));
+    }
+
+    @Override
+    public Outcome messageSnoozeIfLeased(SnoozeCommand command) {
+        Leases leases = Leases.of(List.of(command.lease()));
+        Long delayMicros = command.runAt() != null ? null : micros(command.delay() == null ? Duration.ZERO : command.delay());
+        Instant runAt = command.runAt() == null ? null
+                : command.runAt().isBefore(EARLIEST) ? EARLIEST : command.runAt().isAfter(LATEST) ? LATEST : command.runAt();
+        List<Long> snoozed = runner.autoCommit("snooze", FlowControlMapper.class, mapper -> mapper.snooze(command.namespace(),
+                leases.ids, leases.tokens, delayMicros, runAt, command.time().givenOrNull()));
+        return snoozed.isEmpty() ? Outcome.LEASE_LOST : Outcome.SNOOZED;
     }
 
     /** Leases as the parallel arrays the engine functions take. */

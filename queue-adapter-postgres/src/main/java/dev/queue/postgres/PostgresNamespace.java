@@ -2,6 +2,7 @@ package dev.queue.postgres;
 
 import dev.queue.api.DeadLetters;
 import dev.queue.api.Delivery;
+import dev.queue.api.FlowControl;
 import dev.queue.api.Message;
 import dev.queue.api.MessageContext;
 import dev.queue.api.MessageId;
@@ -126,6 +127,11 @@ public final class PostgresNamespace implements Namespace {
     }
 
     @Override
+    public Outcome snooze(Delivery delivery, Duration delay) {
+        return namespace.snooze(delivery, delay);
+    }
+
+    @Override
     public Subscription subscribe(Subscriber<?> subscriber) {
         return namespace.subscribe(subscriber);
     }
@@ -133,6 +139,11 @@ public final class PostgresNamespace implements Namespace {
     @Override
     public DeadLetters deadLetters() {
         return namespace.deadLetters();
+    }
+
+    @Override
+    public FlowControl flowControl() {
+        return namespace.flowControl();
     }
 
     @Override

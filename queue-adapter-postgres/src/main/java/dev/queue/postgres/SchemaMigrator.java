@@ -49,6 +49,7 @@ final class SchemaMigrator {
             new Migration(11, "tenants"),
             new Migration(12, "operator"),
             new Migration(13, "engine_gates"),
+            new Migration(14, "flow_control"),
             new Migration(16, "trusted_engine"),
             new Migration(17, "audit_retention"));
 

@@ -5,6 +5,7 @@ import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
+import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
@@ -14,9 +15,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A slice of the contract (the areas that lease, retry, dead-letter, redrive and run subscribers with their
- * listener, heartbeat and rescue; each test sets up a schema with its roles, so the slice stays small) on a queue
- * whose pool logs in as a tenant's role, granted the namespaces the contract
+ * A slice of the contract (the areas that lease, retry, dead-letter, redrive, pause, cancel, snooze and run
+ * subscribers with their listener, heartbeat and rescue; each test sets up a schema with its roles, so the slice
+ * stays small) on a queue whose pool logs in as a tenant's role, granted the namespaces the contract
  * uses, with the migrations on the superuser's DataSource: the queue reaches the engine through the gates of
  * migration 13, under row-level security, and behaves as over the owner's pool.
  */
@@ -71,6 +72,14 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class DeadLetters extends DeadLetterContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class FlowControl extends FlowControlContract {
         @Override
         protected QueueFactory factory() {
             return new TenantPoolQueueFactory();

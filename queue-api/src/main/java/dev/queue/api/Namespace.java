@@ -148,6 +148,20 @@ public interface Namespace {
     Outcome extend(Delivery delivery, Duration duration);
 
     /**
+     * Puts the message back to pending, due after {@code delay}, without counting its attempt and without the retry
+     * path: no error is recorded, no backoff applies, and it never becomes a dead letter for this. For a handler that
+     * finds it cannot do its work yet (a rate limit upstream, a resource not ready); a subscription's handler asks
+     * with {@link MessageContext#snooze(Duration)} instead.
+     *
+     * @param delivery a delivery the caller holds
+     * @param delay    0 to 365 days
+     * @return {@link Outcome#SNOOZED}, or {@link Outcome#LEASE_LOST} when the lease is no longer the caller's (nothing
+     *         changed), also when the message was cancelled
+     * @throws InvalidInputException when the delivery is null, or the delay null or out of range
+     */
+    Outcome snooze(Delivery delivery, Duration delay);
+
+    /**
      * Starts a subscriber: the queue claims, runs, acknowledges, retries and dead-letters for it, on threads of its
      * own, until the subscription or the queue is closed.
      *
@@ -164,6 +178,13 @@ public interface Namespace {
      * @return a handle to inspect, redrive and purge them
      */
     DeadLetters deadLetters();
+
+    /**
+     * Flow control of this namespace: pause and resume topics, cancel messages.
+     *
+     * @return a handle to pause, resume and cancel
+     */
+    FlowControl flowControl();
 
     /**
      * The schedules of this namespace. On a queue without a schedule store, the handle's methods throw

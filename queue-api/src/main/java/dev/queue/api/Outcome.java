@@ -13,6 +13,11 @@ public enum Outcome {
     /** The message was given back without counting an attempt (graceful shutdown before its handler started). */
     RELEASED,
     /**
+     * The message is pending again, due at the time its holder asked for, without counting the attempt as a failure
+     * and without the retry path: no error recorded, no backoff, never a dead letter for it.
+     */
+    SNOOZED,
+    /**
      * The caller no longer holds the message: its lease expired and the message was re-delivered, finished
      * or dead-lettered meanwhile, or it belongs to another namespace. Nothing was changed.
      */

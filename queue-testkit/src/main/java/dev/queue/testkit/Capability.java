@@ -5,5 +5,7 @@ public enum Capability {
     /** Several independent queue instances over the same store share work (multiple replicas). */
     SHARED_STORE_ACROSS_INSTANCES,
     /** Completed messages are counted after they leave the store. */
-    COMPLETED_COUNTS
+    COMPLETED_COUNTS,
+    /** Pause and resume of topics, cancel and snooze (docs/flow-control.md). */
+    FLOW_CONTROL
 }

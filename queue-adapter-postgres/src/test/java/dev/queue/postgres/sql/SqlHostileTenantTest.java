@@ -110,6 +110,16 @@ class SqlHostileTenantTest {
             sql.add("SELECT * FROM queue.set_queue_policy(" + n + ", 'email', p_max_attempts := 1)");
             sql.add("SELECT * FROM queue.set_queue_policy(" + n + ", '*', p_max_attempts := 1)");
             sql.add("SELECT * FROM queue.list_audit_log(" + n + ")");
+            sql.add("SELECT queue.pause_queue(" + n + ", 'email')");
+            sql.add("SELECT queue.resume_queue(" + n + ", 'email')");
+            sql.add("SELECT * FROM queue.list_paused_queues(" + n + ")");
+            sql.add("SELECT queue.cancel(" + n + ", " + globexPending + ")");
+            sql.add("SELECT queue.cancel(" + n + ", " + globexRunning + ")");
+            sql.add("SELECT queue.snooze(" + n + ", " + globexRunning + ", interval '1 minute')");
+            sql.add("SELECT queue.engine_pause_topic(" + n + ", 'email', true, NULL, false, 'x')");
+            sql.add("SELECT * FROM queue.engine_paused_topics(" + n + ")");
+            sql.add("SELECT queue.engine_cancel(" + n + ", " + globexPending + ", NULL, 'x')");
+            sql.add("SELECT * FROM queue.engine_snooze(" + n + ", ARRAY[" + globexRunning + "]::bigint[], ARRAY[0]::bigint[], 0, NULL, NULL, false)");
         }
         // crafted names: quotes, LIKE wildcards, spaces, case, unicode look-alikes (Cyrillic e, full-width letters)
         for (String ns : List.of("globex''", "globex'' OR ''1''=''1", "glob%", "glob_x", "%", "_", "globex ", " globex",
@@ -138,6 +148,8 @@ class SqlHostileTenantTest {
         sql.add("SELECT queue._bury(" + globexRunning + ", 'x', NULL)");
         sql.add("SELECT queue._held('globex', " + globexRunning + ", NULL)");
         sql.add("SELECT * FROM queue._claim('globex', ARRAY['email'], 'w', interval '1 minute', 10)");
+        sql.add("SELECT queue._engine_cancel('globex', " + globexPending + ", NULL, 'x')");
+        sql.add("SELECT queue._engine_pause_topic('globex', 'email', true, NULL, false, 'x')");
         sql.add("SELECT queue._record_attempt(" + globexDead + ", 'globex', 1, 'x', 'w', now(), NULL)");
         // becoming someone else
         sql.add("SET ROLE " + globex);

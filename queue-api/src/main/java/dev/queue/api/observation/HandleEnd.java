@@ -14,6 +14,7 @@ import java.time.Instant;
  * @param startedAt       the queue's clock when the run started
  * @param handlerDuration how long the handler ran, by the queue's clock
  * @param retryAt         when it is due again, by the queue's clock; null unless {@link HandleOutcome#RETRY_SCHEDULED}
+ *                        or {@link HandleOutcome#SNOOZED}
  * @param error           the recorded error (the handler's exception or the reason it gave); null on success
  * @param failure         what the handler threw; null when it returned
  */

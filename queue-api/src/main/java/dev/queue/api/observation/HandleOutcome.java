@@ -10,6 +10,8 @@ public enum HandleOutcome {
     DEAD_LETTERED,
     /** The lease had expired before the result was recorded; another worker may have run the message. */
     LEASE_LOST,
+    /** The handler snoozed the message: pending again at the time it asked for, the attempt not counted. */
+    SNOOZED,
     /** The store stayed unavailable for a whole lease; the message runs again when its lease expires. */
     NOT_RECORDED
 }

@@ -66,7 +66,7 @@ final class HandlerRun {
     void run(HeldMessage entry) {
         Delivery delivery = entry.delivery;
         inFlight.incrementAndGet();
-        HandlerContext context = new HandlerContext(delivery);
+        HandlerContext context = new HandlerContext(entry, clock);
         Interceptors.HandleCall observed = interceptors == null ? null : interceptors.handleStarting(delivery, clock.now());
         try {
             Object payload;
@@ -129,6 +129,7 @@ final class HandlerRun {
             result = switch (context.intent()) {
                 case RETRY -> new Lifecycle.RetryAsked(context.reason(), context.retryDelay());
                 case FAIL -> new Lifecycle.DeadLetterAsked(context.reason());
+                case SNOOZE -> new Lifecycle.SnoozeAsked(context.retryDelay(), context.snoozeUntil());
                 case ACK -> new Lifecycle.Succeeded();
             };
         }
@@ -143,7 +144,9 @@ final class HandlerRun {
         Outcome outcome = recorded.outcome();
         if (observed != null) {
             Instant retryAt = outcome == Outcome.RETRY_SCHEDULED && decision instanceof Lifecycle.Retry retry
-                    ? clock.now().plus(retry.delay()) : null;
+                    ? clock.now().plus(retry.delay())
+                    : outcome == Outcome.SNOOZED && decision instanceof Lifecycle.Snooze snooze
+                    ? (snooze.until() != null ? snooze.until() : clock.now().plus(snooze.delay())) : null;
             String error = decision instanceof Lifecycle.Retry retry ? retry.error()
                     : decision instanceof Lifecycle.DeadLetter dead ? dead.error() : null;
             observed.ended(observedOutcome(outcome), retryAt, error);
@@ -162,7 +165,10 @@ final class HandlerRun {
             log.info("message {} (topic {}, namespace {}) dead-lettered by its handler: {}", delivery.id(), delivery.topic(),
                     delivery.namespace(), InputRules.errorText(context.reason()));
         }
-        if (recorded.outcome() == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
+        if (recorded.outcome() == Outcome.LEASE_LOST && entry.cancelled) {
+            log.info("message {} (topic {}, namespace {}) was cancelled while its handler ran (attempt {}); its {} changed nothing",
+                    delivery.id(), delivery.topic(), delivery.namespace(), delivery.attempt(), what);
+        } else if (recorded.outcome() == Outcome.LEASE_LOST && !context.isCompletedInCallerTransaction()) {
             if (recorded.retried()) {
                 log.info("message {} (topic {}, namespace {}): not held under its lease when its {} was retried (attempt {}); either "
                         + "the failed call recorded it, or the lease was lost and another worker may have run it", delivery.id(),
@@ -223,6 +229,7 @@ final class HandlerRun {
             case ACKED -> HandleOutcome.ACKED;
             case RETRY_SCHEDULED -> HandleOutcome.RETRY_SCHEDULED;
             case DEAD_LETTERED -> HandleOutcome.DEAD_LETTERED;
+            case SNOOZED -> HandleOutcome.SNOOZED;
             case LEASE_LOST, RELEASED, EXTENDED -> HandleOutcome.LEASE_LOST;
         };
     }
@@ -238,6 +245,9 @@ final class HandlerRun {
         }
         if (decision instanceof Lifecycle.DeadLetter) {
             return "dead-lettering";
+        }
+        if (decision instanceof Lifecycle.Snooze) {
+            return "snooze";
         }
         return decision instanceof Lifecycle.Release ? "release" : "acknowledgement";
     }

@@ -16,6 +16,8 @@ final class HeldMessage {
     volatile Instant leaseUntil;
     /** Set when the handler has returned or thrown: from then on a lease that is gone is no cause for alarm. */
     volatile boolean handlerDone;
+    /** Set when this queue instance cancelled the message while it was held here. */
+    volatile boolean cancelled;
 
     HeldMessage(Delivery delivery) {
         this.delivery = delivery;
@@ -30,6 +32,11 @@ final class HeldMessage {
     /** Claimed to given back, once; false if its handler started first. */
     boolean release() {
         return state.compareAndSet(State.CLAIMED.ordinal(), State.RELEASED.ordinal());
+    }
+
+    /** Whether its handler should stop: cancelled here, or its lease found gone by an extension (cancelled elsewhere, or lost). */
+    boolean stopAsked() {
+        return cancelled || leaseUntil == null;
     }
 
     boolean started() {

@@ -3,6 +3,7 @@ package dev.queue.domain.engine;
 import dev.queue.api.Backoff;
 import dev.queue.api.DeadLetters;
 import dev.queue.api.Delivery;
+import dev.queue.api.FlowControl;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.Message;
 import dev.queue.api.MessageId;
@@ -32,6 +33,7 @@ import dev.queue.domain.port.NextDueQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.rules.InputRules;
 import dev.queue.domain.rules.Lifecycle;
@@ -60,6 +62,7 @@ final class NamespaceService implements Namespace {
     private final MessageMapping mapping;
     private final DeadLettersService deadLetters;
     private final SchedulesService schedules;
+    private final FlowControlService flowControl;
     private final SubscriberRuntime.Environment subscriberEnvironment;
     private final LeaseRescuer rescuer;
     /** Null when none are registered. */
@@ -80,6 +83,7 @@ final class NamespaceService implements Namespace {
         this.mapping = mapping;
         this.deadLetters = deadLetters;
         this.schedules = schedules;
+        this.flowControl = new FlowControlService(name, store, rules, calls, time, subscriberEnvironment.subscriptions());
         this.subscriberEnvironment = subscriberEnvironment;
         this.rescuer = rescuer;
         this.interceptors = interceptors;
@@ -232,6 +236,14 @@ final class NamespaceService implements Namespace {
     }
 
     @Override
+    public Outcome snooze(Delivery delivery, Duration delay) {
+        requireDelivery(delivery);
+        rules.delay("delay", delay);
+        return calls.call(() -> carryOut(delivery, Lifecycle.decide(new Lifecycle.SnoozeAsked(delay, null), delivery.attempt(),
+                delivery.maxAttempts(), options.backoffFor(delivery.topic()), ThreadLocalRandom.current()::nextDouble)));
+    }
+
+    @Override
     public Outcome fail(Delivery delivery, String error) {
         requireDelivery(delivery);
         return calls.call(() -> settle(delivery, new Lifecycle.DeadLetterAsked(error), options.backoffFor(delivery.topic())));
@@ -260,6 +272,9 @@ final class NamespaceService implements Namespace {
         }
         if (decision instanceof Lifecycle.DeadLetter deadLetter) {
             return store.messageDeadLetterIfLeased(new DeadLetterCommand(name, lease, InputRules.errorText(deadLetter.error()), now));
+        }
+        if (decision instanceof Lifecycle.Snooze snooze) {
+            return store.messageSnoozeIfLeased(new SnoozeCommand(name, lease, snooze.delay(), snooze.until(), now));
         }
         return releaseLeases(List.of(lease)).contains(lease.id()) ? Outcome.RELEASED : Outcome.LEASE_LOST;
     }
@@ -311,6 +326,11 @@ final class NamespaceService implements Namespace {
     @Override
     public DeadLetters deadLetters() {
         return deadLetters;
+    }
+
+    @Override
+    public FlowControl flowControl() {
+        return flowControl;
     }
 
     @Override

@@ -118,6 +118,16 @@ final class SubscriberRuntime implements Subscription {
         }
     }
 
+    /** Marks the message cancelled if this subscription holds it, so its handler's context says so. */
+    void cancelledIfIn(String namespaceName, long id) {
+        if (namespace.name().equals(namespaceName)) {
+            HeldMessage entry = held.get(id);
+            if (entry != null) {
+                entry.cancelled = true;
+            }
+        }
+    }
+
     /** Runs due messages on the calling thread until none is due; for manual dispatch. */
     int drainDue() {
         if (!running) {

@@ -32,6 +32,13 @@ final class Subscriptions {
         }
     }
 
+    /** Tells the subscriptions of a namespace that one of their messages was cancelled, so its handler can stop. */
+    void cancelled(String namespace, long id) {
+        for (SubscriberRuntime runtime : running) {
+            runtime.cancelledIfIn(namespace, id);
+        }
+    }
+
     List<SubscriberRuntime> snapshot() {
         return List.copyOf(running);
     }

@@ -2,8 +2,10 @@ package dev.queue.domain.port;
 
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageInfo;
+import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
+import dev.queue.api.UnsupportedCapabilityException;
 
 import java.time.Instant;
 import java.util.List;
@@ -65,4 +67,32 @@ public interface MessageStore {
     int deadLetterPurge(PurgeCommand command);
 
     NamespaceStats namespaceStats(StatsQuery query);
+
+    // Flow control (docs/flow-control.md). Default methods refuse, so a store written before flow control existed
+    // still compiles and says plainly what it lacks.
+
+    /** True when the topic's pause state changed. After a pause is stored, no claim starts a message of the topic. */
+    default boolean topicSetPaused(TopicPauseCommand command) {
+        throw flowControlMissing();
+    }
+
+    /** The paused topics of the namespace, sorted by name. */
+    default List<String> topicListPaused(PausedTopicsQuery query) {
+        throw flowControlMissing();
+    }
+
+    /** The state the message was cancelled in (PENDING or RUNNING); empty when it was neither. */
+    default Optional<MessageState> messageCancel(CancelCommand command) {
+        throw flowControlMissing();
+    }
+
+    /** SNOOZED or LEASE_LOST. */
+    default Outcome messageSnoozeIfLeased(SnoozeCommand command) {
+        throw flowControlMissing();
+    }
+
+    private UnsupportedCapabilityException flowControlMissing() {
+        return new UnsupportedCapabilityException("flow control",
+                getClass().getSimpleName() + " does not implement pause, resume, cancel and snooze");
+    }
 }

@@ -3,6 +3,7 @@ package dev.queue.domain.rules;
 import dev.queue.api.Backoff;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -18,7 +19,7 @@ public final class Lifecycle {
     }
 
     /** How a delivery's run ended. */
-    public sealed interface Result permits Succeeded, Failed, RetryAsked, DeadLetterAsked, NotStarted {
+    public sealed interface Result permits Succeeded, Failed, RetryAsked, DeadLetterAsked, NotStarted, SnoozeAsked {
     }
 
     /** The handler returned normally, or the caller acknowledged. */
@@ -41,8 +42,12 @@ public final class Lifecycle {
     public record NotStarted() implements Result {
     }
 
+    /** The handler or caller asked to run again later, at {@code until} when not null, else after {@code delay}. */
+    public record SnoozeAsked(Duration delay, Instant until) implements Result {
+    }
+
     /** What the store is asked to do under the delivery's lease, named for the {@link dev.queue.api.Outcome} each leads to. */
-    public sealed interface Decision permits Ack, Retry, DeadLetter, Release {
+    public sealed interface Decision permits Ack, Retry, DeadLetter, Release, Snooze {
     }
 
     public record Ack() implements Decision {
@@ -60,6 +65,13 @@ public final class Lifecycle {
     }
 
     /**
+     * Pending again at {@code until} (else after {@code delay}), the claim's attempt taken back, no error recorded.
+     * Not a failure: it never makes a dead letter, whatever attempt it was.
+     */
+    public record Snooze(Duration delay, Instant until) implements Decision {
+    }
+
+    /**
      * A failure, or a retry asked for, on attempt {@code attempt} of {@code maxAttempts} retries after the asked
      * delay (else the backoff's wait after that attempt) while attempts are left, and is a dead letter on the last.
      */
@@ -69,6 +81,9 @@ public final class Lifecycle {
         }
         if (result instanceof NotStarted) {
             return new Release();
+        }
+        if (result instanceof SnoozeAsked asked) {
+            return new Snooze(asked.delay(), asked.until());
         }
         if (result instanceof DeadLetterAsked asked) {
             return new DeadLetter(asked.reason());

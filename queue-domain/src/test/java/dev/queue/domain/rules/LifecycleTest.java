@@ -8,11 +8,14 @@ import dev.queue.domain.rules.Lifecycle.Failed;
 import dev.queue.domain.rules.Lifecycle.NotStarted;
 import dev.queue.domain.rules.Lifecycle.Release;
 import dev.queue.domain.rules.Lifecycle.Retry;
+import dev.queue.domain.rules.Lifecycle.Snooze;
+import dev.queue.domain.rules.Lifecycle.SnoozeAsked;
 import dev.queue.domain.rules.Lifecycle.RetryAsked;
 import dev.queue.domain.rules.Lifecycle.Succeeded;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,6 +55,13 @@ class LifecycleTest {
     @Test
     void anAskedDeadLetterIsOneWhateverAttemptsAreLeft() {
         assertThat(decide(new DeadLetterAsked("poison"), 1, 20)).isEqualTo(new DeadLetter("poison"));
+    }
+
+    @Test
+    void aSnoozeIsNoFailureEvenOnTheLastAttempt() {
+        Instant at = Instant.parse("2030-01-01T00:00:00Z");
+        assertThat(decide(new SnoozeAsked(Duration.ofMinutes(5), null), 3, 3)).isEqualTo(new Snooze(Duration.ofMinutes(5), null));
+        assertThat(decide(new SnoozeAsked(null, at), 1, 1)).isEqualTo(new Snooze(null, at));
     }
 
     @Test

@@ -230,6 +230,19 @@ public abstract class QueueContract {
         }
     }
 
+    /** {@link FlowControlContract}: pause, resume, cancel and snooze. */
+    @Nested
+    public class FlowControl extends FlowControlContract {
+        /** Creates the area; JUnit instantiates it. */
+        public FlowControl() {
+        }
+
+        @Override
+        protected QueueFactory factory() {
+            return QueueContract.this.factory();
+        }
+    }
+
     /** {@link SubscriberRuntimeContract}: subscribers on their own threads. */
     @Nested
     public class SubscriberRuntime extends SubscriberRuntimeContract {

@@ -9,6 +9,7 @@ import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
+import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
@@ -21,6 +22,7 @@ import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NewMessage;
 import dev.queue.domain.port.NextDueQuery;
+import dev.queue.domain.port.PausedTopicsQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -29,8 +31,10 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.Lifecycle;
 
 import java.time.Duration;
@@ -48,6 +52,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -78,6 +83,8 @@ final class OneLockMessageStore implements MessageStore {
     private final Map<UniqueKeyRef, Long> uniqueKeys = new HashMap<>();
     /** Every topic that ever had a message, with how many of its messages completed. */
     private final TreeMap<TopicRef, Long> completed = new TreeMap<>();
+    /** Paused topics: claims pass them over. */
+    private final TreeSet<TopicRef> paused = new TreeSet<>();
 
     OneLockMessageStore(Clock clock, OneLockWakeUps wakeUps) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -164,7 +171,7 @@ final class OneLockMessageStore implements MessageStore {
                     .thenComparingLong(row -> row.id);
             List<Row> due = rows.values().stream()
                     .filter(row -> row.state == MessageState.PENDING && row.namespace.equals(command.namespace())
-                            && topics.contains(row.topic) && !row.runAt.isAfter(now))
+                            && topics.contains(row.topic) && !row.runAt.isAfter(now) && !paused.contains(row.topicRef()))
                     .sorted(claimOrder)
                     .limit(Math.max(0, command.limit()))
                     .toList();
@@ -273,6 +280,57 @@ final class OneLockMessageStore implements MessageStore {
                 }
             }
             return released;
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------- flow control
+
+    @Override
+    public boolean topicSetPaused(TopicPauseCommand command) {
+        TopicRef topic = new TopicRef(command.namespace(), command.topic());
+        return changing(toWake -> {
+            // under the lock claims take, so no claim starts a message of the topic once a pause returned
+            boolean changed = command.paused() ? paused.add(topic) : paused.remove(topic);
+            if (changed && !command.paused()) {
+                toWake.add(topic);
+            }
+            return changed;
+        });
+    }
+
+    @Override
+    public List<String> topicListPaused(PausedTopicsQuery query) {
+        return locked(() -> paused.stream().filter(t -> t.namespace().equals(query.namespace())).map(TopicRef::topic).toList());
+    }
+
+    @Override
+    public Optional<MessageState> messageCancel(CancelCommand command) {
+        return locked(() -> {
+            Row row = rows.get(command.id());
+            if (row == null || !row.namespace.equals(command.namespace()) || row.state == MessageState.DEAD) {
+                return Optional.empty();
+            }
+            MessageState was = row.state;
+            remove(row);
+            return Optional.of(was);
+        });
+    }
+
+    @Override
+    public Outcome messageSnoozeIfLeased(SnoozeCommand command) {
+        return changing(toWake -> {
+            Row row = held(command.namespace(), command.lease());
+            if (row == null) {
+                return Outcome.LEASE_LOST;
+            }
+            Instant now = now(command.time());
+            Instant runAt = command.runAt() != null ? command.runAt()
+                    : now.plus(command.delay() == null ? Duration.ZERO : command.delay());
+            // not a failure: the claim's attempt is taken back and no error recorded
+            row.attempts = Math.max(0, row.attempts - 1);
+            makePending(row, runAt.isBefore(now) ? now : micros(runAt));
+            toWake.add(row.topicRef());
+            return Outcome.SNOOZED;
         });
     }
 

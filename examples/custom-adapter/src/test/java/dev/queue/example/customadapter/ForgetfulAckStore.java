@@ -2,9 +2,11 @@ package dev.queue.example.customadapter;
 
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageInfo;
+import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.domain.port.AckCommand;
+import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.DeadLetterCommand;
@@ -14,6 +16,7 @@ import dev.queue.domain.port.LeaseRef;
 import dev.queue.domain.port.MessageRef;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.NextDueQuery;
+import dev.queue.domain.port.PausedTopicsQuery;
 import dev.queue.domain.port.PublishCommand;
 import dev.queue.domain.port.PurgeCommand;
 import dev.queue.domain.port.RedriveCommand;
@@ -22,8 +25,10 @@ import dev.queue.domain.port.ReleaseCommand;
 import dev.queue.domain.port.RescueCommand;
 import dev.queue.domain.port.RescueResult;
 import dev.queue.domain.port.RetryCommand;
+import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicPauseCommand;
 
 import java.time.Instant;
 import java.util.List;
@@ -126,5 +131,25 @@ final class ForgetfulAckStore implements MessageStore {
     @Override
     public NamespaceStats namespaceStats(StatsQuery query) {
         return store.namespaceStats(query);
+    }
+
+    @Override
+    public boolean topicSetPaused(TopicPauseCommand command) {
+        return store.topicSetPaused(command);
+    }
+
+    @Override
+    public List<String> topicListPaused(PausedTopicsQuery query) {
+        return store.topicListPaused(query);
+    }
+
+    @Override
+    public Optional<MessageState> messageCancel(CancelCommand command) {
+        return store.messageCancel(command);
+    }
+
+    @Override
+    public Outcome messageSnoozeIfLeased(SnoozeCommand command) {
+        return store.messageSnoozeIfLeased(command);
     }
 }

@@ -1,0 +1,21 @@
+package dev.queue.postgres;
+
+import org.apache.ibatis.annotations.Param;
+
+import java.time.Instant;
+import java.util.List;
+
+/** The flow control area of {@code FlowControlMapper.xml}, over the engine functions of migration 14. */
+interface FlowControlMapper {
+
+    boolean setPaused(@Param("namespace") String namespace, @Param("topic") String topic, @Param("paused") boolean paused,
+                      @Param("now") Instant now);
+
+    List<String> pausedTopics(@Param("namespace") String namespace);
+
+    /** The state the message left ({@code pending} or {@code running}), null when it was neither. */
+    String cancel(@Param("namespace") String namespace, @Param("id") long id, @Param("now") Instant now);
+
+    List<Long> snooze(@Param("namespace") String namespace, @Param("ids") Long[] ids, @Param("tokens") Long[] tokens,
+                      @Param("delayMicros") Long delayMicros, @Param("runAt") Instant runAt, @Param("now") Instant now);
+}

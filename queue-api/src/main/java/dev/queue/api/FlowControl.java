@@ -1,0 +1,55 @@
+package dev.queue.api;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Flow control of one namespace: pause and resume topics, cancel messages. Both are durable and hold for every
+ * process sharing the store (docs/flow-control.md). Every method throws {@link InvalidInputException} for a bad
+ * argument (nothing changed), {@link QueueClosedException} once the queue is closed, and
+ * {@link StoreUnavailableException} when the store fails. On a queue whose store lacks flow control they throw
+ * {@link UnsupportedCapabilityException}.
+ */
+public interface FlowControl {
+
+    /**
+     * Stops claims from a topic, in every process: messages already running finish (and may be retried, snoozed or
+     * dead-lettered as usual), but once this returns no claim starts a message of the topic until it is resumed.
+     * Publishing to a paused topic goes on; its messages wait. Recorded with the queue's actor.
+     *
+     * @param topic the topic
+     * @return true when the topic was running and is paused now; false when it was paused already
+     * @throws InvalidInputException when the topic is not a valid name
+     */
+    boolean pause(String topic);
+
+    /**
+     * Lets claims from a paused topic go on, and wakes its subscribers. Recorded with the queue's actor.
+     *
+     * @param topic the topic
+     * @return true when the topic was paused; false when it was not
+     * @throws InvalidInputException when the topic is not a valid name
+     */
+    boolean resume(String topic);
+
+    /**
+     * The paused topics of this namespace.
+     *
+     * @return their names, sorted; empty when none is paused
+     */
+    List<String> pausedTopics();
+
+    /**
+     * Takes a pending or running message out of the queue for good. A pending one never runs; a running one keeps
+     * running until its handler notices ({@link MessageContext#isCancelled()}), and whatever its holder then asks
+     * ({@code ack}, {@code nack}, {@code fail}, {@code extend}, {@code snooze}) answers {@link Outcome#LEASE_LOST}
+     * and changes nothing. Its unique key is free again. Where the store keeps an audit trail, the cancel is
+     * recorded there with the queue's actor.
+     *
+     * @param id the message's id
+     * @return the state the message was cancelled in ({@link MessageState#PENDING} or {@link MessageState#RUNNING});
+     *         empty when no pending or running message of this namespace has the id (done, dead or unknown)
+     * @throws InvalidInputException when the id is null
+     */
+    Optional<MessageState> cancel(MessageId id);
+}
