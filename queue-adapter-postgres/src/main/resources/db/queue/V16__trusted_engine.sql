@@ -4,10 +4,12 @@
 -- tenants, whose namespaces it checks. The app and operator roles are trusted with every namespace and may already
 -- read and write the tables directly, so the gate checks nothing for them and costs them a second function call,
 -- SECURITY DEFINER, on every statement of the hot path. From this version they may execute the engine functions
--- (_engine_*) themselves: they then run as the caller, under row-level security (enabled for every role but the
--- owner), whose policy lets a trusted login see every namespace. Tenants keep the gates.
+-- (_engine_*) themselves, and the internal functions those call: they then run as the caller, under row-level
+-- security (enabled for every role but the owner), whose policy lets a trusted login see every namespace. The
+-- internal functions skip the tenants' checks, which a trusted role passes anyway: it may already read and write
+-- every table. Tenants keep the gates, and no internal function.
 --
--- _secure_schema() grants them, so engine functions later migrations add are granted too: the securing of
+-- _secure_schema() grants them, so functions later migrations add are granted too: the securing of
 -- version 11 keeps running first under a new name, then the grants follow. It also makes the owner a member of
 -- pg_read_all_stats where the caller may grant that (health() needs it to see other logins' transactions).
 
@@ -39,7 +41,9 @@ BEGIN
             FROM pg_catalog.pg_proc p
             WHERE p.pronamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = v_schema)
               AND p.prokind = 'f'
-              AND starts_with(p.proname, '_engine_')
+              AND starts_with(p.proname, '_')
+              AND p.prorettype <> 'pg_catalog.trigger'::pg_catalog.regtype
+              AND p.proname NOT IN ('_secure_schema', '_secure_schema_objects')
             ORDER BY p.oid
         LOOP
             EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', v_object.signature, v_role);

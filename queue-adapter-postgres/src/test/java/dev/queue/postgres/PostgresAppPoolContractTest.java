@@ -5,6 +5,7 @@ import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
+import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import org.junit.jupiter.api.Nested;
@@ -88,6 +89,14 @@ class PostgresAppPoolContractTest {
 
     @Nested
     class DeadLetters extends DeadLetterContract {
+        @Override
+        protected QueueFactory factory() {
+            return new AppPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class FlowControl extends FlowControlContract {
         @Override
         protected QueueFactory factory() {
             return new AppPoolQueueFactory();
