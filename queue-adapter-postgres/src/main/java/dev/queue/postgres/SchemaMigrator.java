@@ -48,7 +48,8 @@ final class SchemaMigrator {
             new Migration(10, "engine_functions"),
             new Migration(11, "tenants"),
             new Migration(12, "operator"),
-            new Migration(13, "engine_gates"));
+            new Migration(13, "engine_gates"),
+            new Migration(15, "topic_rates"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;
