@@ -299,7 +299,8 @@ END
 $$;
 
 -- Per topic of the namespace (at most p_max_topics, by name): the counts an overview shows, each read from an
--- index and bounded. Pending, running and dead are counted exactly up to p_exact_up_to. Past it the count is
+-- index and bounded (the ORDER BY of each capped count is its index's order, so that the planner walks the index
+-- and stops at the cap, rather than filtering a sequential scan that may read the whole table). Pending, running and dead are counted exactly up to p_exact_up_to. Past it the count is
 -- the planner's estimate (at least p_exact_up_to + 1) and its _exact column is false: an overview must not count
 -- a million pending rows per request. completed comes from the counters, oldest_due_at from one probe of the
 -- claim index per priority, live_subscribers from the workers table.
@@ -328,6 +329,7 @@ BEGIN
         SELECT count(*) INTO v_n FROM (
             SELECT 1 FROM "${schema}".messages m
             WHERE m.namespace = p_namespace AND m.topic = v_topic.topic AND m.state = 'pending'
+            ORDER BY m.priority, m.run_at, m.id
             LIMIT p_exact_up_to + 1) l;
         pending_exact := v_n <= p_exact_up_to;
         pending := CASE WHEN pending_exact THEN v_n ELSE greatest(v_n, "${schema}"._estimate(format(
@@ -337,6 +339,7 @@ BEGIN
         SELECT count(*) INTO v_n FROM (
             SELECT 1 FROM "${schema}".messages m
             WHERE m.state = 'running' AND m.namespace = p_namespace AND m.topic = v_topic.topic
+            ORDER BY m.lease_until
             LIMIT p_exact_up_to + 1) l;
         running_exact := v_n <= p_exact_up_to;
         running := CASE WHEN running_exact THEN v_n ELSE greatest(v_n, "${schema}"._estimate(format(
@@ -346,6 +349,7 @@ BEGIN
         SELECT count(*) INTO v_n FROM (
             SELECT 1 FROM "${schema}".dead_letters d
             WHERE d.namespace = p_namespace AND d.topic = v_topic.topic
+            ORDER BY d.id
             LIMIT p_exact_up_to + 1) l;
         dead_exact := v_n <= p_exact_up_to;
         dead := CASE WHEN dead_exact THEN v_n ELSE greatest(v_n, "${schema}"._estimate(format(
@@ -370,9 +374,9 @@ END
 $$;
 
 -- The planner's estimate of the rows of a query (built by the caller from quoted identifiers and literals):
--- planning only, nothing is read.
+-- planning only, nothing is read. Volatile because PostgreSQL runs EXPLAIN only in a volatile function.
 CREATE FUNCTION "${schema}"._estimate(p_query text) RETURNS bigint
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     v_plan json;
 BEGIN

@@ -238,10 +238,25 @@ public final class PostgresOperator {
 
     /** How many dead letters a redrive or purge with this selection would take (a dry run). */
     public long countDeadLetters(String namespace, String topic, List<Long> ids) {
+        return countDeadLetters(namespace, topic, ids, null);
+    }
+
+    /**
+     * Like {@link #countDeadLetters(String, String, List)}, but counting at most {@code upTo} + 1 (1 to 1000000):
+     * a result above {@code upTo} means "more than upTo". What a page shown per request counts.
+     */
+    public long countDeadLettersUpTo(String namespace, String topic, List<Long> ids, int upTo) {
+        if (upTo < 1 || upTo > 1_000_000) {
+            throw new InvalidInputException("upTo", upTo, "1 to 1000000");
+        }
+        return countDeadLetters(namespace, topic, ids, upTo + 1);
+    }
+
+    private long countDeadLetters(String namespace, String topic, List<Long> ids, Integer limit) {
         checkSelection(namespace, topic, ids);
         return sessions.autoCommit("the count of dead letters of namespace " + namespace,
-                session -> (Long) session.selectOne("operator.countDeadLetters",
-                        params("namespace", namespace, "topic", topic, "ids", ids == null ? null : ids.toArray(Long[]::new))));
+                session -> (Long) session.selectOne("operator.countDeadLetters", params("namespace", namespace, "topic", topic,
+                        "ids", ids == null ? null : ids.toArray(Long[]::new), "limit", limit)));
     }
 
     // ------------------------------------------------------------------ changes

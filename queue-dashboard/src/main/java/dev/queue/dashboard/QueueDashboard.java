@@ -520,12 +520,15 @@ public final class QueueDashboard implements HttpHandler {
             throw new InvalidInputException("action", action, "redrive or purge");
         }
         List<Long> ids = id == null ? null : List.of(id(id));
-        long count = operator.countDeadLetters(ns, topic, ids);
+        // capped: the confirmation is a page like any other, it must not count a million dead letters per request
+        long count = operator.countDeadLettersUpTo(ns, topic, ids, PostgresOperator.EXACT_UP_TO);
+        String counted = count > PostgresOperator.EXACT_UP_TO ? "more than " + PostgresOperator.EXACT_UP_TO + " messages"
+                : count + " message" + (count == 1 ? "" : "s");
         String what = ids != null ? "dead letter " + id : topic != null ? "the dead letters of topic " + topic
                 : "every dead letter of namespace " + ns;
         StringBuilder html = new StringBuilder("<p class=\"count\">")
-                .append(esc(action.substring(0, 1).toUpperCase() + action.substring(1) + " " + what + ": " + count + " message"
-                        + (count == 1 ? "" : "s") + ", in transactions of at most " + batchSize + "."))
+                .append(esc(action.substring(0, 1).toUpperCase() + action.substring(1) + " " + what + ": " + counted
+                        + ", in transactions of at most " + batchSize + "."))
                 .append("</p><form method=\"post\" action=\"").append(esc(base + "/dead/" + action)).append("\">")
                 .append(hidden("ns", ns)).append(topic == null ? "" : hidden("topic", topic)).append(id == null ? "" : hidden("id", id))
                 .append(tokenField()).append("<button type=\"submit\" name=\"confirm\" value=\"yes\">Confirm ").append(esc(action))
