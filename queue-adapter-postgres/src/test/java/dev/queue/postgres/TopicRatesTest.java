@@ -105,6 +105,34 @@ class TopicRatesTest {
     }
 
     @Test
+    void aTenantReadsAndFlushesTheRatesOfItsOwnNamespacesOnly() throws Exception {
+        PostgresQueueConfig config = config();
+        String q = "\"" + config.schema() + "\"";
+        PostgresOperator.create(pool, config.schema()).migrate();
+        for (String ns : List.of("acme", "globex")) {
+            StoreFixture.firstColumn(pool, "SELECT " + q + ".push('" + ns + "', 'jobs', '{}'::json)");
+            StoreFixture.firstColumn(pool, "SELECT " + q + ".ack('" + ns + "', id) FROM " + q + ".pull('" + ns + "', 'jobs')");
+        }
+        try (TenantRoles roles = new TenantRoles(config.schema())) {
+            javax.sql.DataSource acme = roles.dataSource(roles.tenant("acme", "acme"));
+            assertThat(StoreFixture.firstColumn(acme, "SELECT sum(published) + sum(completed) FROM " + q + ".topic_rates('acme')"))
+                    .containsExactly(java.math.BigDecimal.valueOf(2));
+            assertThatThrownBy(() -> StoreFixture.firstColumn(acme, "SELECT * FROM " + q + ".topic_rates('globex')"))
+                    .rootCause().hasMessageContaining("\"globex\" is not granted")
+                    .satisfies(e -> assertThat(((java.sql.SQLException) e).getSQLState()).isEqualTo("QU005"));
+            assertThatThrownBy(() -> StoreFixture.firstColumn(acme, "SELECT " + q + ".engine_record_rates(ARRAY['globex'],"
+                    + " ARRAY['jobs'], ARRAY[5::bigint], NULL)"))
+                    .satisfies(e -> assertThat(((java.sql.SQLException) e.getCause()).getSQLState()).isEqualTo("QU005"));
+            // the tenant's flush records the completion counters it may see: its own namespace's
+            StoreFixture.firstColumn(acme, "SELECT " + q + ".engine_record_rates(ARRAY['acme'], ARRAY['jobs'], ARRAY[5::bigint], NULL)");
+            assertThat(StoreFixture.firstColumn(pool, "SELECT namespace FROM " + q + ".topic_completed WHERE minute > '-infinity'"))
+                    .containsExactly("acme");
+            assertThat(StoreFixture.firstColumn(pool, "SELECT sum(published)::int FROM " + q + ".topic_published WHERE namespace = 'acme'"))
+                    .containsExactly(6);
+        }
+    }
+
+    @Test
     void minutesOutOfRangeAreRefusedWithTheValue() {
         PostgresOperator operator = PostgresOperator.create(pool, "queue_unused");
         assertThatThrownBy(() -> operator.topicRates("shop", 0)).isInstanceOf(InvalidInputException.class).hasMessageContaining("0");
