@@ -1,6 +1,5 @@
 package dev.queue.postgres;
 
-import dev.queue.api.StoreUnavailableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,7 +104,7 @@ final class PublishRates implements AutoCloseable {
             sessions.autoCommit("the flush of publish counts", session -> session.selectOne("operator.recordRates", params));
             lastMinute = minute;
             return true;
-        } catch (StoreUnavailableException e) {
+        } catch (RuntimeException e) {
             SQLException sql = PostgresErrors.findSqlException(e);
             if (sql != null && NO_SUCH_FUNCTION.equals(sql.getSQLState())) {
                 missing = true;
@@ -114,9 +113,6 @@ final class PublishRates implements AutoCloseable {
                         + "out; apply the migrations in db/queue/", schema);
                 return false;
             }
-            taken.forEach((key, n) -> count(key, n));
-            throw e;
-        } catch (RuntimeException e) {
             taken.forEach((key, n) -> count(key, n));
             throw e;
         }
