@@ -188,13 +188,16 @@ $$;
 -- Adds the publishes a process counted since its last flush (one row per namespace and topic) to the current
 -- minute, in this backend's shard, and records the cumulative completions of the minute (a row is rewritten only
 -- when its counter moved). The first flush of a minute also deletes minutes past the bound. Returns the topics
--- whose completions it recorded.
+-- whose completions it recorded. It calls no helper function: a login allowed to execute the engine functions
+-- directly (rather than through their gates) needs no grant on anything else.
 CREATE FUNCTION "${schema}"._engine_record_rates(p_namespaces text[], p_topics text[], p_published bigint[],
                                                  p_now timestamptz)
 RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_minute      timestamptz := "${schema}"._minute_of(coalesce(p_now, statement_timestamp()));
+    -- as _minute_of and _rates_kept compute them
+    v_minute      timestamptz := to_timestamp(floor(extract(epoch FROM coalesce(p_now, statement_timestamp())) / 60) * 60);
+    v_bound       timestamptz := v_minute - interval '2 hours';
     v_snapshotted integer := 0;
 BEGIN
     IF coalesce(cardinality(p_namespaces), 0) > 0 THEN
@@ -209,11 +212,11 @@ BEGIN
     END IF;
     IF NOT EXISTS (SELECT 1 FROM "${schema}".topic_completed c WHERE c.minute = v_minute) THEN
         DELETE FROM "${schema}".topic_completed c
-        WHERE c.minute < v_minute - "${schema}"._rates_kept()
+        WHERE c.minute < v_bound
           AND EXISTS (SELECT 1 FROM "${schema}".topic_completed n
                       WHERE n.namespace = c.namespace AND n.topic = c.topic AND n.minute > c.minute
-                        AND n.minute < v_minute - "${schema}"._rates_kept());
-        DELETE FROM "${schema}".topic_published p WHERE p.minute < v_minute - "${schema}"._rates_kept();
+                        AND n.minute < v_bound);
+        DELETE FROM "${schema}".topic_published p WHERE p.minute < v_bound;
     END IF;
     INSERT INTO "${schema}".topic_completed AS c (namespace, topic, minute, completed)
     SELECT x.namespace, x.topic, v_minute, sum(x.completed)
