@@ -76,6 +76,8 @@ final class PostgresMessageStore implements MessageStore {
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
     /** The schema predates migration 13 (redrive and purge without their audit row, the history from the table). */
     private volatile boolean before13;
+    /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
+    private volatile PublishRates rates;
 
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
         this(sessions, retention, false);
@@ -97,6 +99,34 @@ final class PostgresMessageStore implements MessageStore {
         this.before13 = value;
     }
 
+    /** Counts the messages this store publishes from now on. */
+    void usePublishRates(PublishRates value) {
+        this.rates = value;
+    }
+
+    /** Counts the stored (not duplicate) messages of a publish: in memory, flushed later by {@link PublishRates}. */
+    private void countStored(List<NewMessage> messages, List<StoredOutcome> outcomes) {
+        PublishRates counter = rates;
+        if (counter == null) {
+            return;
+        }
+        String key = null;
+        long run = 0;
+        for (int i = 0; i < messages.size(); i++) {
+            if (outcomes.get(i).duplicate()) {
+                continue;
+            }
+            String next = wakeKey(messages.get(i));
+            if (!next.equals(key)) {
+                counter.count(key, run);
+                key = next;
+                run = 0;
+            }
+            run++;
+        }
+        counter.count(key, run);
+    }
+
     // ------------------------------------------------------------------ publish
 
     @Override
@@ -111,9 +141,12 @@ final class PostgresMessageStore implements MessageStore {
             for (NewMessage message : messages) {
                 registeredTopics.add(wakeKey(message));
             }
+            countStored(messages, outcomes);
             return outcomes;
         }
-        return publishFast(messages, command.time().givenOrNull());
+        List<StoredOutcome> outcomes = publishFast(messages, command.time().givenOrNull());
+        countStored(messages, outcomes);
+        return outcomes;
     }
 
     /**
@@ -183,7 +216,9 @@ final class PostgresMessageStore implements MessageStore {
             return List.of();
         }
         try (SqlSession session = MyBatisSupport.sessionOn(sessions, connection)) {
-            return publishIn(session, command);
+            List<StoredOutcome> outcomes = publishWith(session.getMapper(MessageMapper.class), command);
+            countStored(command.messages(), outcomes);
+            return outcomes;
         } catch (RuntimeException e) {
             throw PostgresErrors.translate("publish on the caller's connection", e);
         }
@@ -191,7 +226,9 @@ final class PostgresMessageStore implements MessageStore {
 
     /** Publishes in the session's transaction; the schedule store fires schedules through it. */
     List<StoredOutcome> publishIn(SqlSession session, PublishCommand command) {
-        return publishWith(session.getMapper(MessageMapper.class), command);
+        List<StoredOutcome> outcomes = publishWith(session.getMapper(MessageMapper.class), command);
+        countStored(command.messages(), outcomes);
+        return outcomes;
     }
 
     /**

@@ -36,6 +36,10 @@ public final class PostgresOperator {
     private static final String NAME_RULE = "1 to 64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit";
     /** Rows a redrive or purge takes per transaction at most (the SQL functions' own bound). */
     public static final int MAX_BATCH = 10_000;
+    /** Pending, running and dead messages of a topic counted exactly up to this many; estimated past it. */
+    public static final int EXACT_UP_TO = 1000;
+    /** Topics of a namespace that {@link #topics} and {@link #stats} read at most (by name). */
+    public static final int MAX_TOPICS = 1000;
 
     private final Sessions sessions;
     private final String schema;
@@ -101,12 +105,21 @@ public final class PostgresOperator {
                               String attemptHistory) {
     }
 
-    /** A namespace's totals. */
-    public record Stats(long total, long pending, long running, long completed, long dead, long topics) {
+    /** A namespace's totals, the sums of its topics' ({@link #topics}): {@code exact} false when any is an estimate. */
+    public record Stats(long total, long pending, long running, long completed, long dead, long topics, boolean exact) {
     }
 
-    /** A topic's counts and how many live workers subscribe it. */
-    public record TopicStats(String topic, long pending, long running, long completed, long dead, long total, int liveSubscribers) {
+    /**
+     * A topic's counts and how many live workers subscribe it. Pending, running and dead are exact up to
+     * {@link #EXACT_UP_TO}; past it they are the planner's estimate and {@code exact} is false. {@code oldestDueAt}
+     * is the due time of the longest-waiting pending message that is due, null when none is.
+     */
+    public record TopicStats(String topic, long pending, long running, long completed, long dead, long total, int liveSubscribers,
+                             boolean exact, Instant oldestDueAt) {
+    }
+
+    /** Messages of a topic published and completed in one minute (starting at {@code minute}). */
+    public record TopicRate(String topic, Instant minute, long published, long completed) {
     }
 
     public record DeadLetter(long id, String topic, int attempts, int maxAttempts, String lastError, Instant publishedAt,
@@ -160,19 +173,48 @@ public final class PostgresOperator {
                 instant(r, "failed_at"), instant(r, "completed_at"), text(r, "attempt_history"));
     }
 
+    /** The namespace's totals: the sums of {@link #topics}, so as bounded as they are. */
     public Stats stats(String namespace) {
-        name("namespace", namespace);
-        Map<String, Object> r = rows("the stats of namespace " + namespace, "operator.stats", params("namespace", namespace)).get(0);
-        return new Stats(number(r, "total_jobs").longValue(), number(r, "pending").longValue(), number(r, "running").longValue(),
-                number(r, "completed").longValue(), number(r, "dead").longValue(), number(r, "total_queues").longValue());
+        List<TopicStats> topics = topics(namespace);
+        return new Stats(topics.stream().mapToLong(TopicStats::total).sum(), topics.stream().mapToLong(TopicStats::pending).sum(),
+                topics.stream().mapToLong(TopicStats::running).sum(), topics.stream().mapToLong(TopicStats::completed).sum(),
+                topics.stream().mapToLong(TopicStats::dead).sum(), topics.size(), topics.stream().allMatch(TopicStats::exact));
     }
 
+    /**
+     * Per topic (at most {@link #MAX_TOPICS}, by name): counts read from indexes and counters, each bounded, never a
+     * count of the whole hot table (see {@link TopicStats}).
+     */
     public List<TopicStats> topics(String namespace) {
         name("namespace", namespace);
-        return rows("the topics of namespace " + namespace, "operator.topics", params("namespace", namespace)).stream()
-                .map(r -> new TopicStats(text(r, "queue"), number(r, "pending").longValue(), number(r, "running").longValue(),
-                        number(r, "completed").longValue(), number(r, "dead").longValue(), number(r, "total").longValue(),
-                        number(r, "live_subscribers").intValue()))
+        return rows("the topics of namespace " + namespace, "operator.topics",
+                params("namespace", namespace, "exactUpTo", EXACT_UP_TO, "maxTopics", MAX_TOPICS)).stream()
+                .map(r -> {
+                    long pending = number(r, "pending").longValue();
+                    long running = number(r, "running").longValue();
+                    long completed = number(r, "completed").longValue();
+                    long dead = number(r, "dead").longValue();
+                    boolean exact = Boolean.TRUE.equals(r.get("pending_exact")) && Boolean.TRUE.equals(r.get("running_exact"))
+                            && Boolean.TRUE.equals(r.get("dead_exact"));
+                    return new TopicStats(text(r, "queue"), pending, running, completed, dead, pending + running + completed + dead,
+                            number(r, "live_subscribers").intValue(), exact, instant(r, "oldest_due_at"));
+                })
+                .toList();
+    }
+
+    /**
+     * Messages published and completed per topic and minute over the last {@code minutes} (1 to 120, the current
+     * minute so far included), from the counters of migration 15. Minutes without either are left out.
+     */
+    public List<TopicRate> topicRates(String namespace, int minutes) {
+        name("namespace", namespace);
+        if (minutes < 1 || minutes > 120) {
+            throw new InvalidInputException("minutes", minutes, "1 to 120");
+        }
+        return rows("the rates of namespace " + namespace, "operator.topicRates", params("namespace", namespace, "minutes", minutes))
+                .stream()
+                .map(r -> new TopicRate(text(r, "queue"), instant(r, "minute"), number(r, "published").longValue(),
+                        number(r, "completed").longValue()))
                 .toList();
     }
 
@@ -196,10 +238,25 @@ public final class PostgresOperator {
 
     /** How many dead letters a redrive or purge with this selection would take (a dry run). */
     public long countDeadLetters(String namespace, String topic, List<Long> ids) {
+        return countDeadLetters(namespace, topic, ids, null);
+    }
+
+    /**
+     * Like {@link #countDeadLetters(String, String, List)}, but counting at most {@code upTo} + 1 (1 to 1000000):
+     * a result above {@code upTo} means "more than upTo". What a page shown per request counts.
+     */
+    public long countDeadLettersUpTo(String namespace, String topic, List<Long> ids, int upTo) {
+        if (upTo < 1 || upTo > 1_000_000) {
+            throw new InvalidInputException("upTo", upTo, "1 to 1000000");
+        }
+        return countDeadLetters(namespace, topic, ids, upTo + 1);
+    }
+
+    private long countDeadLetters(String namespace, String topic, List<Long> ids, Integer limit) {
         checkSelection(namespace, topic, ids);
         return sessions.autoCommit("the count of dead letters of namespace " + namespace,
-                session -> (Long) session.selectOne("operator.countDeadLetters",
-                        params("namespace", namespace, "topic", topic, "ids", ids == null ? null : ids.toArray(Long[]::new))));
+                session -> (Long) session.selectOne("operator.countDeadLetters", params("namespace", namespace, "topic", topic,
+                        "ids", ids == null ? null : ids.toArray(Long[]::new), "limit", limit)));
     }
 
     // ------------------------------------------------------------------ changes

@@ -207,6 +207,8 @@ public final class PostgresQueue implements Queue {
             }
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
             store.useSchemaBefore13(!login.gatesPresent());
+            PublishRates rates = new PublishRates(new Sessions(sessions), schema);
+            store.usePublishRates(rates);
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
             NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
             HotTableVacuum.Config vacuumConfig = config.vacuum();
@@ -242,12 +244,14 @@ public final class PostgresQueue implements Queue {
                             vacuumToStop.stop();
                         }
                         limiter.close();
+                        rates.close();
                         release(toClose, ownedPool);
                     })
                     .build();
             if (vacuum != null) {
                 vacuum.start();
             }
+            rates.start();
             LOG.info("queue started on schema {} as role {}, {} ({})", schema, login.role(),
                     login.access() == EngineAccess.DIRECT ? "on the engine functions" : "through the engine's gates", config);
             return new PostgresQueue(engine, store, config, listener);

@@ -50,6 +50,7 @@ final class SchemaMigrator {
             new Migration(12, "operator"),
             new Migration(13, "engine_gates"),
             new Migration(14, "flow_control"),
+            new Migration(15, "topic_rates"),
             new Migration(16, "trusted_engine"),
             new Migration(17, "audit_retention"));
 

@@ -74,7 +74,7 @@ class PostgresTenantPoolTest {
         globex.nack(doomed, "later", Duration.ofHours(1));
         globex.fail(globex.pullOne(Pull.from("email").worker("globex-worker")).orElseThrow(), "gave up");
         globex.schedules().create(Schedule.every("nightly", Duration.ofHours(24)).publishing(Message.to("email").json("{}")));
-        globexRows = roles.rowsOf("globex");
+        globexRows = globexRows();
         assertThat(globexRows.get("dead_letters")).startsWith("1:");
     }
 
@@ -86,6 +86,16 @@ class PostgresTenantPoolTest {
         if (roles != null) {
             roles.close();
         }
+    }
+
+    /**
+     * Globex's rows as the superuser sees them, but for the per-minute rate tables: the trusted queue's own flushes
+     * write those on their own schedule, whatever a tenant does.
+     */
+    private Map<String, String> globexRows() throws SQLException {
+        Map<String, String> rows = new LinkedHashMap<>(roles.rowsOf("globex"));
+        rows.keySet().removeAll(Set.of("topic_published", "topic_completed"));
+        return rows;
     }
 
     private PostgresQueueConfig config() {
@@ -148,7 +158,7 @@ class PostgresTenantPoolTest {
                     .containsExactly("acme-service schedule_created", "acme-service schedule_paused",
                             "acme-service schedule_deleted");
         }
-        assertThat(roles.rowsOf("globex")).isEqualTo(globexRows);
+        assertThat(globexRows()).isEqualTo(globexRows);
     }
 
     @Test
@@ -188,7 +198,7 @@ class PostgresTenantPoolTest {
             // what takes no namespace (rescue, the schedules due) sees acme's rows only
             assertThat(queue.namespace("acme").stats().pending()).isGreaterThanOrEqualTo(0);
         }
-        assertThat(roles.rowsOf("globex")).isEqualTo(globexRows);
+        assertThat(globexRows()).isEqualTo(globexRows);
     }
 
     @Test
@@ -229,7 +239,7 @@ class PostgresTenantPoolTest {
         try (PostgresQueue queue = PostgresQueue.create(appPool, config().migrateOnStart(false))) {
             assertThat(queue.namespace("globex").stats().dead()).isEqualTo(1);
         }
-        assertThat(roles.rowsOf("globex")).isEqualTo(globexRows);
+        assertThat(globexRows()).isEqualTo(globexRows);
     }
 
     @Test

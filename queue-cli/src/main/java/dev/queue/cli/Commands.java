@@ -89,7 +89,8 @@ final class Commands {
         }
     }
 
-    @Command(name = "stats", description = "The namespace's message counts.")
+    @Command(name = "stats", description = {"The namespace's message counts: the sums of its topics'.",
+            "Counts past 1000 per topic are the planner's estimates (EXACT: false): nothing counts the whole hot table."})
     static final class Stats extends Base {
         @Override
         int run(PostgresOperator operator, Output output) {
@@ -99,11 +100,13 @@ final class Commands {
         }
     }
 
-    @Command(name = "topics", description = "Per topic: message counts and how many live workers subscribe it.")
+    @Command(name = "topics", description = {"Per topic: message counts, the oldest due message and how many live workers subscribe it.",
+            "Counts past 1000 are the planner's estimates (EXACT: false): nothing counts the whole hot table."})
     static final class Topics extends Base {
         @Override
         int run(PostgresOperator operator, Output output) {
-            output.table(operator.topics(target.namespace), "topic", "pending", "running", "completed", "dead", "total", "liveSubscribers");
+            output.table(operator.topics(target.namespace), "topic", "pending", "running", "completed", "dead", "total", "liveSubscribers",
+                    "exact", "oldestDueAt");
             return 0;
         }
     }
@@ -129,6 +132,11 @@ final class Commands {
         @Option(names = "--port", paramLabel = "PORT", defaultValue = "8080", description = "the port to listen on (default: ${DEFAULT-VALUE})")
         int port;
 
+        @Option(names = "--address", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
+                description = "the address to listen on: 127.0.0.1 serves this host only, * or 0.0.0.0 every address "
+                        + "(default: ${DEFAULT-VALUE})")
+        String address;
+
         @Option(names = "--namespaces", paramLabel = "NAMESPACE", split = ",",
                 description = "the namespaces the overview lists, comma-separated (default: --namespace)")
         List<String> namespaces;
@@ -145,8 +153,9 @@ final class Commands {
                     .writeToken(writeToken == null || writeToken.isEmpty() ? null : writeToken)
                     .actor(actor)
                     .build();
-            try (QueueDashboard.Server server = dashboard.start(port)) {
-                output.say("dashboard on http://localhost:" + server.port() + "/ ("
+            try (QueueDashboard.Server server = dashboard.start(address, port)) {
+                String host = address.equals("*") || address.equals("0.0.0.0") ? "localhost" : address.contains(":") ? "[" + address + "]" : address;
+                output.say("dashboard on http://" + host + ":" + server.port() + "/ ("
                         + (writeToken == null || writeToken.isEmpty() ? "read-only" : "writes need the token") + ")");
                 // serves on the server's threads; this one only waits to be interrupted
                 new java.util.concurrent.CountDownLatch(1).await();

@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17]");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]");
     }
 
     @AfterAll
@@ -146,8 +146,8 @@ class QueueCliTest {
             Run topics = run("topics", "-n", ns);
             assertThat(topics.out().lines().toList()).hasSize(3);
             assertThat(topics.out().lines().toList().get(0)).startsWith("TOPIC").contains("LIVE_SUBSCRIBERS");
-            assertThat(topics.out().lines().toList().get(1)).matches("email\\s+2\\s+0\\s+0\\s+0\\s+2\\s+1");
-            assertThat(topics.out().lines().toList().get(2)).matches("sms\\s+0\\s+0\\s+0\\s+1\\s+1\\s+0");
+            assertThat(topics.out().lines().toList().get(1)).matches("email\\s+2\\s+0\\s+0\\s+0\\s+2\\s+1\\s+true\\s+[0-9-]+ [0-9:]+");
+            assertThat(topics.out().lines().toList().get(2)).matches("sms\\s+0\\s+0\\s+0\\s+1\\s+1\\s+0\\s+true.*");
             assertThat(run("topics", "-n", ns, "--json").out()).contains("{\"topic\": \"email\", \"pending\": 2");
         } finally {
             sql("SELECT queue.worker_stop(?)", "p-" + ns);
@@ -348,10 +348,10 @@ class QueueCliTest {
                 .execute("dashboard", "--port", "0", "-n", ns, "--database-url=" + url)));
         serving.start();
         try {
-            Matcher started = Pattern.compile("dashboard on http://localhost:(\\d+)/ \\(read-only\\)").matcher("");
+            Matcher started = Pattern.compile("dashboard on http://127\\.0\\.0\\.1:(\\d+)/ \\(read-only\\)").matcher("");
             await().atMost(Duration.ofSeconds(30)).until(() -> started.reset(out.toString()).find());
             HttpResponse<String> page = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://localhost:" + started.group(1) + "/")).build(),
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + started.group(1) + "/")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(page.statusCode()).isEqualTo(200);
             assertThat(page.body()).contains("Namespace " + ns, "email");
@@ -364,5 +364,9 @@ class QueueCliTest {
         Run shortToken = run("dashboard", "--port", "0", "--write-token", "short");
         assertThat(shortToken.exitCode()).isEqualTo(2);
         assertThat(shortToken.err()).contains("invalid writeToken", "5 characters");
+
+        Run badAddress = run("dashboard", "--port", "0", "--address", "no-such-host.invalid");
+        assertThat(badAddress.exitCode()).isEqualTo(2);
+        assertThat(badAddress.err()).contains("address", "no-such-host.invalid");
     }
 }

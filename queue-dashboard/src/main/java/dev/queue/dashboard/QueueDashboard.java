@@ -39,7 +39,8 @@ import java.util.concurrent.Executors;
  * another site cannot make an operator's browser post. Every write records its actor through the operator's
  * set_actor.
  *
- * <p>What it reads is bounded: counts come from the SQL API's stats functions, lists are pages of at most
+ * <p>What it reads is bounded: counts come from topic_overview (exact up to a cap per topic, estimated past it),
+ * rates from the per-minute counters of topic_rates, lists are pages of at most
  * {@value #PAGE} rows, and redrive and purge run in transactions of at most {@link Builder#batchSize(int)} rows.
  */
 public final class QueueDashboard implements HttpHandler {
@@ -60,25 +61,12 @@ public final class QueueDashboard implements HttpHandler {
     /** Per namespace, the last topic counts and when they were read: see {@link Builder#countsMaxAge(Duration)}. */
     private final Map<String, Counts> counts = new ConcurrentHashMap<>();
 
-    /** Completions per second by topic since the read before, from the completion counters; empty at first. */
-    private record Counts(List<PostgresOperator.TopicStats> topics, Instant readAt, Map<String, Double> completedPerSecond) {
+    /** A namespace's topic counts and the last hour of its per-minute rates, as read at {@code readAt}. */
+    private record Counts(List<PostgresOperator.TopicStats> topics, List<PostgresOperator.TopicRate> rates, Instant readAt) {
 
-        Counts(List<PostgresOperator.TopicStats> topics, Instant readAt) {
-            this(topics, readAt, Map.of());
-        }
-
-        /** These counts with the completion rate since the earlier ones (the counters only grow). */
-        Counts since(Counts earlier) {
-            double seconds = Duration.between(earlier.readAt(), readAt).toMillis() / 1000.0;
-            if (seconds <= 0) {
-                return this;
-            }
-            Map<String, Double> rates = new LinkedHashMap<>();
-            for (PostgresOperator.TopicStats t : topics) {
-                earlier.topics().stream().filter(e -> e.topic().equals(t.topic())).findFirst()
-                        .ifPresent(e -> rates.put(t.topic(), Math.max(0, t.completed() - e.completed()) / seconds));
-            }
-            return new Counts(topics, readAt, Map.copyOf(rates));
+        /** The rates of one topic, or of all with null, per minute slot of the chart. */
+        long[][] slots(String topic) {
+            return RateChart.slots(topic == null ? rates : rates.stream().filter(r -> r.topic().equals(topic)).toList(), readAt);
         }
     }
 
@@ -157,8 +145,8 @@ public final class QueueDashboard implements HttpHandler {
         }
 
         /**
-         * How long the overview and topic pages reuse a namespace's counts (default 5 s; zero: read every time).
-         * The SQL API counts a namespace's messages for them, so many open dashboards must not each do so per request.
+         * How long the overview and topic pages reuse a namespace's counts and rates (default 5 s; zero: read every
+         * time). Each read is bounded, but many open dashboards need not each repeat it per request.
          */
         public Builder countsMaxAge(Duration maxAge) {
             if (maxAge == null || maxAge.isNegative() || maxAge.compareTo(Duration.ofHours(1)) > 0) {
@@ -173,12 +161,35 @@ public final class QueueDashboard implements HttpHandler {
         }
     }
 
-    /** A standalone server on the port (0: any free one) serving this dashboard; stop it with {@link Server#close()}. */
+    /** A standalone server on the port (0: any free one) of every address; stop it with {@link Server#close()}. */
     public Server start(int port) throws IOException {
+        return start(null, port);
+    }
+
+    /**
+     * A standalone server on the address (such as "127.0.0.1" to serve this host only; null or "*": every address)
+     * and port (0: any free one); stop it with {@link Server#close()}.
+     */
+    public Server start(String address, int port) throws IOException {
         if (port < 0 || port > 65535) {
             throw new InvalidInputException("port", port, "0 to 65535");
         }
-        HttpServer server = HttpServer.create(new InetSocketAddress(port), 0);
+        InetSocketAddress bind;
+        if (address == null || address.equals("*")) {
+            bind = new InetSocketAddress(port);
+        } else {
+            bind = new InetSocketAddress(address, port);
+            if (bind.isUnresolved()) {
+                throw new InvalidInputException("address", address, "an IP address or host name of this machine, or *");
+            }
+        }
+        HttpServer server;
+        try {
+            server = HttpServer.create(bind, 0);
+        } catch (java.net.BindException e) {
+            throw new InvalidInputException("address", (address == null ? "*" : address) + ":" + port,
+                    "a free port on an address of this machine (" + e.getMessage() + ")");
+        }
         server.createContext(base.isEmpty() ? "/" : base, this);
         // a few threads: each page is a few short queries, and the database is the bound, not the server
         ExecutorService executor = Executors.newFixedThreadPool(4);
@@ -340,23 +351,24 @@ public final class QueueDashboard implements HttpHandler {
 
     // ------------------------------------------------------------------ pages
 
-    /** The namespace's topic counts, read again once older than countsMaxAge. */
+    /** The namespace's topic counts and rates, read again once older than countsMaxAge. */
     private Counts counts(String ns) {
         Instant now = Instant.now();
         if (!namespaces.contains(ns)) {
             // kept for the configured namespaces only, so that requests naming others cannot grow the map
-            return new Counts(operator.topics(ns), now);
+            return read(ns, now);
         }
         Counts cached = counts.get(ns);
         if (cached != null && cached.readAt().plus(countsMaxAge).isAfter(now)) {
             return cached;
         }
-        Counts fresh = new Counts(operator.topics(ns), now);
-        if (cached != null) {
-            fresh = fresh.since(cached);
-        }
+        Counts fresh = read(ns, now);
         counts.put(ns, fresh);
         return fresh;
+    }
+
+    private Counts read(String ns, Instant now) {
+        return new Counts(operator.topics(ns), operator.topicRates(ns, RateChart.MINUTES), now);
     }
 
     private String overview() {
@@ -368,12 +380,18 @@ public final class QueueDashboard implements HttpHandler {
             long running = c.topics().stream().mapToLong(PostgresOperator.TopicStats::running).sum();
             long dead = c.topics().stream().mapToLong(PostgresOperator.TopicStats::dead).sum();
             long completed = c.topics().stream().mapToLong(PostgresOperator.TopicStats::completed).sum();
+            String about = c.topics().stream().allMatch(PostgresOperator.TopicStats::exact) ? "" : "~";
+            long[][] slots = c.slots(null);
             html.append("<section><h2>Namespace ").append(esc(ns)).append("</h2>")
-                    .append("<p class=\"stats\">pending <b>").append(pending).append("</b>, running <b>")
-                    .append(running).append("</b>, dead <b>").append(dead).append("</b>, completed ")
+                    .append("<p class=\"stats\">pending <b>").append(about).append(pending).append("</b>, running <b>")
+                    .append(about).append(running).append("</b>, dead <b>").append(about).append(dead).append("</b>, completed ")
                     .append(completed).append(", topics ").append(c.topics().size()).append(" <small>(counted at ")
-                    .append(time(c.readAt())).append(")</small></p>")
-                    .append(topicTable(ns, c.topics(), c.completedPerSecond()))
+                    .append(time(c.readAt())).append(about.isEmpty() ? "" : "; ~: an estimate past "
+                            + PostgresOperator.EXACT_UP_TO + " per topic").append(")</small></p>")
+                    .append("<p class=\"hour\">last hour: in <b class=\"in\">").append(total(slots[0]))
+                    .append("</b>, out <b class=\"out\">").append(total(slots[1])).append("</b></p>")
+                    .append(RateChart.svg("messages in and out per minute, last hour, namespace " + ns, slots))
+                    .append(topicTable(ns, c))
                     .append("<p><a href=\"").append(link("/dead", "ns", ns)).append("\">dead letters</a> · <a href=\"")
                     .append(link("/schedules", "ns", ns)).append("\">schedules</a></p>")
                     .append("<form method=\"get\" action=\"").append(esc(base + "/message")).append("\" class=\"find\">")
@@ -388,26 +406,49 @@ public final class QueueDashboard implements HttpHandler {
         return page("Overview", html.toString());
     }
 
-    private String topicTable(String ns, List<PostgresOperator.TopicStats> topics, Map<String, Double> completedPerSecond) {
+    private String topicTable(String ns, Counts c) {
+        return topicTable(ns, c, c.topics());
+    }
+
+    private String topicTable(String ns, Counts c, List<PostgresOperator.TopicStats> topics) {
         if (topics.isEmpty()) {
             return "<p>No topics.</p>";
         }
         StringBuilder html = new StringBuilder("<table class=\"topics\"><tr><th>Topic</th><th>Pending</th><th>Running</th>"
-                + "<th>Dead</th><th>Completed</th><th title=\"since the count before\">Completed/s</th><th>Live subscribers</th></tr>");
+                + "<th>Dead</th><th>Completed</th><th title=\"messages published in the last full minute\">In/min</th>"
+                + "<th title=\"messages completed in the last full minute\">Out/min</th><th>In (hour)</th><th>Out (hour)</th>"
+                + "<th>Oldest due</th><th>Live subscribers</th></tr>");
         for (PostgresOperator.TopicStats t : topics) {
-            html.append("<tr><td><a href=\"").append(link("/topic", "ns", ns, "topic", t.topic())).append("\">")
-                    .append(esc(t.topic())).append("</a></td><td>").append(t.pending()).append("</td><td>").append(t.running())
-                    .append("</td><td>").append(t.dead()).append("</td><td>").append(t.completed()).append("</td><td class=\"rate\">")
-                    .append(rate(completedPerSecond.get(t.topic()))).append("</td><td>").append(t.liveSubscribers()).append("</td></tr>");
+            long[][] slots = c.slots(t.topic());
+            String about = t.exact() ? "" : "~";
+            html.append("<tr id=\"topic-").append(esc(t.topic())).append("\"><td><a href=\"")
+                    .append(link("/topic", "ns", ns, "topic", t.topic())).append("\">")
+                    .append(esc(t.topic())).append("</a></td><td class=\"pending\">").append(about).append(t.pending())
+                    .append("</td><td>").append(about).append(t.running()).append("</td><td>").append(about).append(t.dead())
+                    .append("</td><td>").append(t.completed())
+                    .append("</td><td class=\"in-minute\">").append(slots[0][RateChart.MINUTES - 2])
+                    .append("</td><td class=\"out-minute\">").append(slots[1][RateChart.MINUTES - 2])
+                    .append("</td><td class=\"in-hour\">").append(total(slots[0]))
+                    .append("</td><td class=\"out-hour\">").append(total(slots[1]))
+                    .append("</td><td>").append(time(t.oldestDueAt())).append("</td><td>").append(t.liveSubscribers()).append("</td></tr>");
         }
         return html.append("</table>").toString();
+    }
+
+    private static long total(long[] slots) {
+        long sum = 0;
+        for (long n : slots) {
+            sum += n;
+        }
+        return sum;
     }
 
     private String topic(String ns, String topic) {
         Counts c = counts(ns);
         PostgresOperator.TopicStats stats = c.topics().stream().filter(t -> t.topic().equals(topic)).findFirst()
                 .orElseThrow(() -> new Refused(404, "no topic " + topic + " in namespace " + ns));
-        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, List.of(stats), c.completedPerSecond())
+        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, c, List.of(stats))
+                + RateChart.svg("messages in and out per minute, last hour, topic " + topic, c.slots(topic))
                 + deadTable(ns, topic, operator.deadLetters(ns, topic, 0, PAGE))
                 + "<p><a href=\"" + link("/dead", "ns", ns, "topic", topic) + "\">all dead letters of " + esc(topic) + "</a></p>");
     }
@@ -479,12 +520,15 @@ public final class QueueDashboard implements HttpHandler {
             throw new InvalidInputException("action", action, "redrive or purge");
         }
         List<Long> ids = id == null ? null : List.of(id(id));
-        long count = operator.countDeadLetters(ns, topic, ids);
+        // capped: the confirmation is a page like any other, it must not count a million dead letters per request
+        long count = operator.countDeadLettersUpTo(ns, topic, ids, PostgresOperator.EXACT_UP_TO);
+        String counted = count > PostgresOperator.EXACT_UP_TO ? "more than " + PostgresOperator.EXACT_UP_TO + " messages"
+                : count + " message" + (count == 1 ? "" : "s");
         String what = ids != null ? "dead letter " + id : topic != null ? "the dead letters of topic " + topic
                 : "every dead letter of namespace " + ns;
         StringBuilder html = new StringBuilder("<p class=\"count\">")
-                .append(esc(action.substring(0, 1).toUpperCase() + action.substring(1) + " " + what + ": " + count + " message"
-                        + (count == 1 ? "" : "s") + ", in transactions of at most " + batchSize + "."))
+                .append(esc(action.substring(0, 1).toUpperCase() + action.substring(1) + " " + what + ": " + counted
+                        + ", in transactions of at most " + batchSize + "."))
                 .append("</p><form method=\"post\" action=\"").append(esc(base + "/dead/" + action)).append("\">")
                 .append(hidden("ns", ns)).append(topic == null ? "" : hidden("topic", topic)).append(id == null ? "" : hidden("id", id))
                 .append(tokenField()).append("<button type=\"submit\" name=\"confirm\" value=\"yes\">Confirm ").append(esc(action))
@@ -621,10 +665,6 @@ public final class QueueDashboard implements HttpHandler {
             }
         }
         return esc(url.toString());
-    }
-
-    private static String rate(Double perSecond) {
-        return perSecond == null ? "–" : String.format(java.util.Locale.ROOT, "%.1f", perSecond);
     }
 
     private static String time(Instant instant) {

@@ -30,7 +30,8 @@ import java.time.Duration;
  * {@link QueueTemplate} that joins Spring transactions; {@link QueueHandler} methods run as subscriptions of the
  * context's lifecycle; with Actuator, a health indicator named {@code queue}; with a Micrometer {@link MeterRegistry}
  * and queue-micrometer, the queue's metrics in that registry; with an {@link OpenTelemetry} bean and
- * queue-opentelemetry, its spans. Every {@link QueueInterceptor} bean observes the queue, in bean order. Every bean
+ * queue-opentelemetry, its spans; with queue-dashboard and {@code queue.dashboard.enabled}, the operator's dashboard on a
+ * port of its own ({@link QueueDashboardServer}). Every {@link QueueInterceptor} bean observes the queue, in bean order. Every bean
  * backs off when the application defines its own.
  *
  * <p>The LISTEN connection comes from the DataSource, or from {@code queue.listen-url} when set (a direct route
@@ -154,6 +155,20 @@ public class QueueAutoConfiguration {
         @ConditionalOnMissingBean
         QueueTracing queueTracing(OpenTelemetry openTelemetry) {
             return QueueTracing.create(openTelemetry);
+        }
+    }
+
+    /** The operator's dashboard: queue-dashboard on the class path and queue.dashboard.enabled=true. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "dev.queue.dashboard.QueueDashboard")
+    @ConditionalOnProperty(prefix = "queue.dashboard", name = "enabled", havingValue = "true")
+    static class QueueDashboardConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        QueueDashboardServer queueDashboardServer(DataSource dataSource, QueueProperties properties, PostgresQueue queue) {
+            // after the queue: it migrates the schema the dashboard reads
+            return QueueDashboardServer.start(dataSource, properties);
         }
     }
 

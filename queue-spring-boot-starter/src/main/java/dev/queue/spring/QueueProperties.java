@@ -77,6 +77,161 @@ public class QueueProperties {
     /** Defaults of {@code @QueueHandler} methods. */
     private final Handlers handlers = new Handlers();
 
+    /** The operator's dashboard, when queue-dashboard is on the class path. */
+    private final Dashboard dashboard = new Dashboard();
+
+    /**
+     * The operator's web page (queue-dashboard), served by a server of its own on {@code port}, under {@code path}.
+     * Off unless enabled: it opens a port. Read-only unless a write token is set.
+     */
+    public static class Dashboard {
+
+        /** Serve the dashboard (needs queue-dashboard on the class path). */
+        private boolean enabled = false;
+
+        /** The port of the dashboard's own HTTP server, 0 to 65535 (0: any free one). */
+        private int port = 8081;
+
+        /** The address it listens on: 127.0.0.1 serves this host only (behind a proxy), * every address. */
+        private String address = "127.0.0.1";
+
+        /** The path it is served under, such as /queue; empty for the root. */
+        private String path = "/queue";
+
+        /**
+         * Enables redrive, purge and schedule changes for requests carrying this token (at least 16 characters);
+         * unset: read-only.
+         */
+        private String writeToken;
+
+        /** Who the dashboard's writes are recorded as (the browser's address is appended). */
+        private String actor = "queue-dashboard";
+
+        /**
+         * {@code queue.dashboard.enabled}: serve the dashboard.
+         *
+         * @return the value set, or the default (false)
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.enabled}.
+         *
+         * @param enabled whether to serve the dashboard
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /**
+         * {@code queue.dashboard.port}: the port of the dashboard's own HTTP server.
+         *
+         * @return the value set, or the default
+         */
+        public int getPort() {
+            return port;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.port}.
+         *
+         * @param port 0 to 65535; checked when the application starts
+         */
+        public void setPort(int port) {
+            this.port = port;
+        }
+
+        /**
+         * {@code queue.dashboard.address}: the address the dashboard listens on.
+         *
+         * @return the value set, or the default
+         */
+        public String getAddress() {
+            return address;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.address}.
+         *
+         * @param address an address of this machine, or *; checked when the application starts
+         */
+        public void setAddress(String address) {
+            this.address = address;
+        }
+
+        /**
+         * {@code queue.dashboard.path}: the path the dashboard is served under.
+         *
+         * @return the value set, or the default
+         */
+        public String getPath() {
+            return path;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.path}.
+         *
+         * @param path such as /queue, or empty; checked when the application starts
+         */
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        /**
+         * {@code queue.dashboard.write-token}: the token that enables writes.
+         *
+         * @return the token, or null (read-only)
+         */
+        public String getWriteToken() {
+            return writeToken;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.write-token}.
+         *
+         * @param writeToken at least 16 characters, or null; checked when the application starts
+         */
+        public void setWriteToken(String writeToken) {
+            this.writeToken = writeToken;
+        }
+
+        /**
+         * {@code queue.dashboard.actor}: who the dashboard's writes are recorded as.
+         *
+         * @return the value set, or the default
+         */
+        public String getActor() {
+            return actor;
+        }
+
+        /**
+         * Sets {@code queue.dashboard.actor}.
+         *
+         * @param actor 1 to 64 characters; checked when the application starts
+         */
+        public void setActor(String actor) {
+            this.actor = actor;
+        }
+
+        @Override
+        public String toString() {
+            // the token stays out of logs
+            return "Dashboard[enabled=" + enabled + ", address=" + address + ", port=" + port + ", path=" + path
+                    + ", writeToken=" + (writeToken == null ? "unset" : "set") + ", actor=" + actor + "]";
+        }
+    }
+
+    /**
+     * {@code queue.dashboard.*}: the operator's dashboard.
+     *
+     * @return the dashboard's properties
+     */
+    public Dashboard getDashboard() {
+        return dashboard;
+    }
+
     /** Defaults of {@code @QueueHandler} methods that do not set their own. */
     public static class Handlers {
 

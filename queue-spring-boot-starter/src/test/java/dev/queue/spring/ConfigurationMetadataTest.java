@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigurationMetadataTest {
 
     /** Unset means "not used": LISTEN then takes a connection of the application's DataSource. */
-    private static final Set<String> WITHOUT_DEFAULT = Set.of("queue.listen-url", "queue.listen-username", "queue.listen-password");
+    private static final Set<String> WITHOUT_DEFAULT = Set.of("queue.listen-url", "queue.listen-username", "queue.listen-password",
+            "queue.dashboard.write-token");
 
     @Test
     void everyPropertyHasADescriptionAndADefaultEqualToTheRealOne() throws IOException {
