@@ -28,7 +28,8 @@ interface MessageMapper {
 
     /** A claim as the store binds it; {@code async}: commit without waiting for the WAL flush. */
     record Claim(String namespace, String[] topics, String worker, int limit, long leaseToken, long leaseMicros,
-                 Instant now, boolean async, Integer[] afterPriorities, Long[] afterRunAtMicros, Long[] afterIds) {
+                 Instant now, boolean async, Integer[] afterPriorities, Long[] afterRunAtMicros, Long[] afterIds,
+                 Boolean[] behind) {
     }
 
     /** Leases to act on: {@code ids[i]} under {@code tokens[i]}, sorted by the engine. */
@@ -58,6 +59,10 @@ interface MessageMapper {
     Long publishOne(One message);
 
     List<ClaimedMessage> claim(Claim claim);
+
+    /** The topics whose look behind the claim positions the caller takes (migration 20). */
+    List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
+                                @Param("gapMicros") long gapMicros, @Param("now") Instant now);
 
     List<Long> complete(@Param("namespace") String namespace, @Param("ids") Long[] ids, @Param("tokens") Long[] tokens,
                         @Param("archive") boolean archive, @Param("now") Instant now, @Param("async") boolean async);

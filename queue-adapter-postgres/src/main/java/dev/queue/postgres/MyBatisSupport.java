@@ -93,6 +93,7 @@ final class MyBatisSupport {
         handlers.register(String[].class, new ArrayHandler<String>());
         handlers.register(Long[].class, new ArrayHandler<Long>());
         handlers.register(Integer[].class, new ArrayHandler<Integer>());
+        handlers.register(Boolean[].class, new ArrayHandler<Boolean>());
 
         for (Class<?> mapper : MAPPERS) {
             String resource = mapper.getName().replace('.', '/') + ".xml";
@@ -292,7 +293,7 @@ final class MyBatisSupport {
     }
 
     /**
-     * A Java array ({@code String[]}, {@code Long[]}, {@code Integer[]}) as a PostgreSQL array, bound once and
+     * A Java array ({@code String[]}, {@code Long[]}, {@code Integer[]}, {@code Boolean[]}) as a PostgreSQL array, bound once and
      * unnested in SQL. {@code setObject} encodes it with the array type's fixed OID; {@code createArrayOf} would
      * look the type up by name on every call.
      */

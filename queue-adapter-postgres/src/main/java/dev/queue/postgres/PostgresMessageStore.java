@@ -13,6 +13,7 @@ import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
 import dev.queue.domain.port.ClaimPosition;
+import dev.queue.domain.port.HeadSweepCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.DeadLetterCommand;
 import dev.queue.domain.port.DeadLetterQuery;
@@ -302,17 +303,29 @@ final class PostgresMessageStore implements MessageStore {
         Integer[] afterPriorities = new Integer[topics.length];
         Long[] afterRunAtMicros = new Long[topics.length];
         Long[] afterIds = new Long[topics.length];
+        Boolean[] behind = new Boolean[topics.length];
         for (int i = 0; i < topics.length; i++) {
             ClaimPosition position = command.after().get(topics[i]);
             if (position != null) {
                 afterPriorities[i] = position.priority();
                 afterRunAtMicros[i] = epochMicros(position.runAt());
                 afterIds[i] = position.id();
+                behind[i] = command.behind().contains(topics[i]);
             }
         }
         return new MessageMapper.Claim(command.namespace(), topics, command.worker(), command.limit(), command.leaseToken(),
                 micros(command.lease()), command.time().givenOrNull(), asyncBookkeeping, afterPriorities, afterRunAtMicros,
-                afterIds);
+                afterIds, behind);
+    }
+
+    @Override
+    public Set<String> topicTakeHeadSweeps(HeadSweepCommand command) {
+        String[] topics = new LinkedHashSet<>(command.topics()).toArray(new String[0]);
+        if (topics.length == 0) {
+            return Set.of();
+        }
+        return Set.copyOf(runner.autoCommit("take head sweeps", MessageMapper.class, mapper -> mapper.takeHeadSweeps(
+                command.namespace(), topics, micros(command.minGap()), command.time().givenOrNull())));
     }
 
     // ------------------------------------------------------------------ changes under a lease

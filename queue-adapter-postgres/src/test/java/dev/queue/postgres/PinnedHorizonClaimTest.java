@@ -14,8 +14,10 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,7 +27,8 @@ import static org.awaitility.Awaitility.await;
  * Claims while an open transaction holds back vacuum: eight subscriptions over two replicas resume each claim where
  * their last one left off, and none of 50,000 messages is lost, handled twice or held by two handlers. Messages
  * that become visible behind the claimers' positions (a transactional publish that commits after the claimers
- * passed its place) are found by the next claim from the head, within a sweep interval or so.
+ * passed its place, while they work through a later batch) are found by the fleet's look behind the positions,
+ * within about a sweep interval.
  */
 class PinnedHorizonClaimTest {
 
@@ -60,10 +63,11 @@ class PinnedHorizonClaimTest {
             List<MessageId> published = new ArrayList<>(MESSAGES + LATE_COMMITS);
             Map<MessageId, Long> committedAtNanos = new ConcurrentHashMap<>();
             int lateEvery = MESSAGES / LATE_COMMITS;
+            Connection late = null;
+            MessageId lateId = null;
+            MessageId passed = null;
             for (int start = 0; start < MESSAGES; start += 1000) {
-                Connection late = null;
-                MessageId lateId = null;
-                if (start % lateEvery == lateEvery / 2) {
+                if (late == null && start % lateEvery == 2000) {
                     // takes its id and due time now, becomes visible only after the claimers moved past both (not
                     // in the first batch: a transaction that registers the topic would hold up every other publish)
                     late = DriverManager.getConnection(PostgresTestServer.jdbcUrl());
@@ -71,6 +75,7 @@ class PinnedHorizonClaimTest {
                     lateId = first.namespace(PostgresQueue.DEFAULT_NAMESPACE)
                             .publish(late, Message.to("work").json("{\"late\":" + start + "}")).id();
                     published.add(lateId);
+                    passed = null;
                 }
                 List<Message> batch = new ArrayList<>(1000);
                 for (int i = start; i < start + 1000; i++) {
@@ -79,13 +84,24 @@ class PinnedHorizonClaimTest {
                 for (PublishResult result : ((start / 1000) % 2 == 0 ? first : second).defaultNamespace().publishAll(batch)) {
                     published.add(result.id());
                 }
-                if (late != null) {
-                    int before = seen.total.get();
-                    await().atMost(Duration.ofMinutes(1)).until(() -> seen.total.get() >= before + 500);
+                if (late != null && passed == null) {
+                    // the claimers have passed its place once they handled the last message published after it
+                    MessageId last = published.get(published.size() - 1);
+                    await().atMost(Duration.ofMinutes(1)).until(() -> seen.handled.containsKey(last));
+                    passed = last;
+                } else if (late != null) {
+                    // committed while the claimers work through the batch just published, resuming after positions
+                    // ahead of it: only a look behind them finds it
                     late.commit();
                     committedAtNanos.put(lateId, System.nanoTime());
                     late.close();
+                    late = null;
                 }
+            }
+            if (late != null) {
+                late.commit();
+                committedAtNanos.put(lateId, System.nanoTime());
+                late.close();
             }
 
             await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(100))
@@ -96,11 +112,15 @@ class PinnedHorizonClaimTest {
             assertThat(seen.violations).isEmpty();
             assertThat(seen.handled.keySet()).containsExactlyInAnyOrderElementsOf(published);
             assertThat(seen.handled.values()).allSatisfy(count -> assertThat(count).hasValue(1));
-            for (Map.Entry<MessageId, Long> late : committedAtNanos.entrySet()) {
-                Duration waited = Duration.ofNanos(seen.firstHandledNanos.get(late.getKey()) - late.getValue());
-                assertThat(waited).as("message %s committed behind the claimers' positions", late.getKey())
-                        .isLessThan(SWEEP.multipliedBy(6));
+            Map<MessageId, Long> waitedMillis = new TreeMap<>(Comparator.comparing(MessageId::toString));
+            for (Map.Entry<MessageId, Long> committed : committedAtNanos.entrySet()) {
+                waitedMillis.put(committed.getKey(),
+                        Duration.ofNanos(seen.firstHandledNanos.get(committed.getKey()) - committed.getValue()).toMillis());
             }
+            // one sweep interval, and the claim and hand-off to a handler on top, on a machine that runs other work
+            assertThat(waitedMillis.values()).as("milliseconds from commit to handler of the messages committed behind "
+                    + "the claimers' positions: %s", waitedMillis).hasSize(LATE_COMMITS)
+                    .allSatisfy(ms -> assertThat(ms).isLessThan(SWEEP.multipliedBy(2).toMillis()));
             horizon.rollback();
         } finally {
             PostgresTestServer.dropSchema(schema);

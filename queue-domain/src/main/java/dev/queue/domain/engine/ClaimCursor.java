@@ -9,53 +9,95 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Where a dispatcher's claims left off in each topic's claim order. Claims resume there rather than at the head:
  * while a long transaction holds back vacuum, the head of the claim order is a growing run of entries of messages
  * claimed long ago, which every claim from the head would step over again. Messages can still turn up behind a
  * position: concurrent publishes commit out of the order of their ids, a publish's transaction may commit late, a
- * due time may be set in the past, a row another claim had locked may be let go. So a claim resumes only right
- * after a claim that filled up (a backlog is being worked through, and the next claim comes at once); a claim that
- * came back short is followed by one from the head, which finds what turned up behind. Under a steady backlog, once
- * per interval (and whenever a manual clock moved by that much or back) a claim looks from the head too.
+ * due time may be set in the past, a row another claim had locked may be let go. Two rules find them:
+ * <ul>
+ *   <li>A claim that came back short is followed by one from the head, which finds what turned up behind, as long
+ *   as claims from the head cost about what resumed ones do. When one took far longer (the head is a run of old
+ *   entries), short claims resume too, until a later look from the head is cheap again.</li>
+ *   <li>Every half sweep interval (and whenever a manual clock moved by that much or back) the dispatcher asks the
+ *   store for the sweep behind its positions; the store hands it to one claimer of the fleet at a time, at least
+ *   three quarters of an interval apart, and that claimer's next claim looks from the head up to its position
+ *   and no further (one statement reading on past it, while a slow look behind lasted, found every row the others
+ *   claimed meanwhile still pending and tried each); the claim after it resumes. So a message behind every position waits at most about one sweep interval, and the fleet
+ *   pays for one such look per topic and interval rather than one per claimer.</li>
+ * </ul>
  * Dispatcher thread only.
  */
 final class ClaimCursor {
 
+    /** A look from the head this much slower than resumed claims (and at least {@link #EXPENSIVE_FLOOR}) is expensive. */
+    private static final int EXPENSIVE_FACTOR = 4;
+    private static final long EXPENSIVE_FLOOR = Duration.ofMillis(2).toNanos();
+
+    /** What the next claim resumes after, and the topics where it first looks behind the position. */
+    record Next(Map<String, ClaimPosition> after, Set<String> behind) {
+
+        static final Next FROM_HEAD = new Next(Map.of(), Set.of());
+    }
+
     private final Duration headEvery;
     private final Clock clock;
     private final Map<String, ClaimPosition> positions = new HashMap<>();
-    private long lastHeadNanos;
-    private Instant lastHeadClock;
+    private long lastAskNanos;
+    private Instant lastAskClock;
     private boolean lastClaimFull;
+    private boolean looksBehind;
+    private long resumedNanos = -1;
+    private boolean headExpensive;
 
     ClaimCursor(Duration headEvery, Clock clock) {
         this.headEvery = headEvery;
         this.clock = clock;
     }
 
-    /** The positions the next claim resumes after; empty when it is to look from the head (counted as done). */
-    Map<String, ClaimPosition> next() {
-        long nowNanos = System.nanoTime();
-        Instant clockNow = clock.now();
-        boolean headDue = lastHeadClock == null
-                || nowNanos - lastHeadNanos >= headEvery.toNanos()
-                || clockNow.isBefore(lastHeadClock)
-                || !clockNow.isBefore(lastHeadClock.plus(headEvery));
-        if (headDue || !lastClaimFull || positions.isEmpty()) {
-            lastHeadNanos = nowNanos;
-            lastHeadClock = clockNow;
-            return Map.of();
-        }
-        return positions;
+    /** The minimum gap between two sweeps of a topic behind the positions, fleet-wide. */
+    Duration sweepGap() {
+        return headEvery.multipliedBy(3).dividedBy(4);
     }
 
     /**
-     * Moves each topic's position to the furthest message claimed in it (a claim from the head never moves one back),
-     * and notes whether the claim filled up: only then may the next one resume.
+     * The next claim's positions. {@code takeSweeps} asks the store which of the given topics' sweeps this claimer
+     * takes; it is called at most once per half sweep interval.
      */
-    void advance(List<ClaimedMessage> claimed, int asked) {
+    Next next(Function<Set<String>, Set<String>> takeSweeps) {
+        if (positions.isEmpty() || (!lastClaimFull && !headExpensive)) {
+            looksBehind = true;
+            return Next.FROM_HEAD;
+        }
+        long nowNanos = System.nanoTime();
+        Instant clockNow = clock.now();
+        Duration half = headEvery.dividedBy(2);
+        boolean askDue = lastAskClock == null
+                || nowNanos - lastAskNanos >= half.toNanos()
+                || clockNow.isBefore(lastAskClock)
+                || !clockNow.isBefore(lastAskClock.plus(half));
+        if (askDue) {
+            lastAskNanos = nowNanos;
+            lastAskClock = clockNow;
+            Set<String> taken = takeSweeps.apply(Set.copyOf(positions.keySet()));
+            if (!taken.isEmpty()) {
+                looksBehind = true;
+                return new Next(Map.copyOf(positions), Set.copyOf(taken));
+            }
+        }
+        looksBehind = false;
+        return new Next(Map.copyOf(positions), Set.of());
+    }
+
+    /**
+     * Moves each topic's position to the furthest message claimed in it (a look behind never moves one back), notes
+     * whether the claim filled up, and, from how long the claim took against resumed ones, whether looking from the
+     * head is expensive now.
+     */
+    void advance(List<ClaimedMessage> claimed, int asked, long tookNanos) {
         lastClaimFull = claimed.size() >= asked;
         for (ClaimedMessage message : claimed) {
             ClaimPosition position = message.position();
@@ -63,5 +105,16 @@ final class ClaimCursor {
                 positions.merge(message.topic(), position, (old, now) -> now.compareTo(old) > 0 ? now : old);
             }
         }
+        if (looksBehind) {
+            headExpensive = resumedNanos >= 0
+                    && tookNanos > Math.max(EXPENSIVE_FLOOR, EXPENSIVE_FACTOR * resumedNanos);
+        } else {
+            resumedNanos = resumedNanos < 0 ? tookNanos : (resumedNanos * 7 + tookNanos) / 8;
+        }
+    }
+
+    /** Whether short claims resume rather than look from the head (the last look from the head was expensive). */
+    boolean headExpensive() {
+        return headExpensive;
     }
 }

@@ -20,7 +20,7 @@ import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.ClaimCommand;
-import dev.queue.domain.port.ClaimPosition;
+import dev.queue.domain.port.HeadSweepCommand;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.CommandTime;
@@ -153,11 +153,14 @@ final class NamespaceService implements Namespace {
     /** A claim that resumes where the cursor left off (from the head when it says so, or when it is null). */
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease, ClaimCursor cursor) {
         long token = newLeaseToken();
-        Map<String, ClaimPosition> after = cursor == null ? Map.of() : cursor.next();
-        List<ClaimedMessage> claimed = store.messageClaimDue(
-                new ClaimCommand(name, topics, worker, limit, lease, token, time.commandTime(), after));
+        ClaimCursor.Next next = cursor == null ? ClaimCursor.Next.FROM_HEAD
+                : cursor.next(sweepTopics -> store.topicTakeHeadSweeps(new HeadSweepCommand(name,
+                        List.copyOf(sweepTopics), cursor.sweepGap(), time.commandTime())));
+        long started = System.nanoTime();
+        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(name, topics, worker, limit, lease, token,
+                time.commandTime(), next.after(), next.behind()));
         if (cursor != null) {
-            cursor.advance(claimed, limit);
+            cursor.advance(claimed, limit, System.nanoTime() - started);
         }
         List<Delivery> deliveries = new ArrayList<>(claimed.size());
         for (ClaimedMessage message : claimed) {

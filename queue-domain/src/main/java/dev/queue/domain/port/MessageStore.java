@@ -68,6 +68,15 @@ public interface MessageStore {
 
     NamespaceStats namespaceStats(StatsQuery query);
 
+    /**
+     * The topics whose sweep behind the claim positions this claimer takes (see {@link HeadSweepCommand}). The
+     * default takes every one: each claimer sweeps on its own, which is correct and only costs more where sweeps are
+     * expensive (a store whose claims step over old row versions).
+     */
+    default Set<String> topicTakeHeadSweeps(HeadSweepCommand command) {
+        return Set.copyOf(command.topics());
+    }
+
     // Flow control (docs/flow-control.md). Default methods refuse, so a store written before flow control existed
     // still compiles and says plainly what it lacks.
 

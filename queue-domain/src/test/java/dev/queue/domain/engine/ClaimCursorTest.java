@@ -1,0 +1,160 @@
+package dev.queue.domain.engine;
+
+import dev.queue.domain.port.ClaimPosition;
+import dev.queue.domain.port.ClaimedMessage;
+import dev.queue.domain.port.Clock;
+import dev.queue.domain.port.CommandTime;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ClaimCursorTest {
+
+    private static final Duration SWEEP = Duration.ofHours(1);
+    private static final long MILLI = 1_000_000L;
+
+    private Instant now = Instant.parse("2026-01-01T00:00:00Z");
+    private final Clock clock = new Clock() {
+        @Override
+        public Instant now() {
+            return now;
+        }
+
+        @Override
+        public CommandTime commandTime() {
+            return CommandTime.at(now);
+        }
+    };
+    private final List<Set<String>> asked = new ArrayList<>();
+    private Set<String> granted = Set.of();
+    private final Function<Set<String>, Set<String>> sweeps = topics -> {
+        asked.add(topics);
+        return granted;
+    };
+
+    private static ClaimedMessage message(String topic, long id) {
+        return new ClaimedMessage(id, "ns", topic, "{}", Map.of(), 0, 1, 3, 1, "w", null, null,
+                Instant.parse("2026-01-01T00:00:00Z"));
+    }
+
+    @Test
+    void theFirstClaimLooksFromTheHeadAndAFullOneResumesAfterItsLastMessage() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+        cursor.advance(List.of(message("t", 1), message("t", 2)), 2, MILLI);
+
+        ClaimCursor.Next next = cursor.next(sweeps);
+
+        assertThat(next.after()).containsOnlyKeys("t");
+        assertThat(next.after().get("t").id()).isEqualTo(2);
+        assertThat(next.behind()).isEmpty();
+        assertThat(asked).as("asked for the fleet's sweep once, at the first resumed claim").hasSize(1);
+    }
+
+    @Test
+    void aShortClaimIsFollowedByOneFromTheHeadWhileTheHeadIsCheap() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 2)), 5, MILLI);
+
+        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+    }
+
+    @Test
+    void aShortClaimResumesOnceALookFromTheHeadTookFarLongerThanResumedClaims() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 2)), 5, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 3)), 5, 50 * MILLI);
+        assertThat(cursor.headExpensive()).isTrue();
+
+        ClaimCursor.Next next = cursor.next(sweeps);
+
+        assertThat(next.after().get("t").id()).isEqualTo(3);
+    }
+
+    @Test
+    void aCheapLookFromTheHeadLetsShortClaimsLookFromTheHeadAgain() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 2)), 5, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 3)), 1, 50 * MILLI);
+        granted = Set.of("t");
+        now = now.plus(SWEEP.dividedBy(2));
+
+        ClaimCursor.Next sweep = cursor.next(sweeps);
+        assertThat(sweep.behind()).containsExactly("t");
+        cursor.advance(List.of(), 5, MILLI);
+
+        assertThat(cursor.headExpensive()).isFalse();
+        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+    }
+
+    @Test
+    void theFleetsSweepIsAskedForEveryHalfIntervalAndLooksBehindOnlyTheTopicsTaken() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("a", 1), message("b", 2)), 2, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("a", 3), message("b", 4)), 2, MILLI);
+        assertThat(asked).hasSize(1);
+
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("a", 5), message("b", 6)), 2, MILLI);
+        assertThat(asked).as("not asked again within half an interval").hasSize(1);
+
+        granted = Set.of("b");
+        now = now.plus(SWEEP.dividedBy(2));
+        ClaimCursor.Next next = cursor.next(sweeps);
+
+        assertThat(asked).hasSize(2);
+        assertThat(asked.get(1)).containsExactlyInAnyOrder("a", "b");
+        assertThat(next.behind()).containsExactly("b");
+        assertThat(next.after()).containsOnlyKeys("a", "b");
+        assertThat(cursor.sweepGap()).isEqualTo(SWEEP.multipliedBy(3).dividedBy(4));
+    }
+
+    @Test
+    void aClockThatWentBackAsksAtOnce() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 2)), 1, MILLI);
+        now = now.minusSeconds(1);
+
+        cursor.next(sweeps);
+
+        assertThat(asked).hasSize(2);
+    }
+
+    @Test
+    void aLookBehindNeverMovesAPositionBack() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 9)), 1, MILLI);
+        granted = Set.of("t");
+        cursor.next(sweeps);
+        cursor.advance(List.of(message("t", 4)), 1, MILLI);
+
+        ClaimPosition position = cursor.next(sweeps).after().get("t");
+
+        assertThat(position.id()).isEqualTo(9);
+    }
+}
