@@ -9,7 +9,7 @@
 --   namespace and topic with the time of the last one, taken by a conditional upsert), instead of every claimer
 --   taking its own.
 -- * The claim takes, per topic, whether to look behind its position (p_behind). That look reads from the head up to
---   the position and stops there; the claimer's next claim resumes after the position. A look that went on past
+--   the position and stops there, and the claimer's next claim resumes after the position. A look that went on past
 --   the position, into the part of the order the other claimers are working through, found every row they had
 --   claimed since it began (after its snapshot) still pending, and tried and skipped each: with a pinned horizon
 --   such a claim took a second and came back empty.

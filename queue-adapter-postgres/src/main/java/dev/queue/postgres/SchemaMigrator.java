@@ -53,7 +53,8 @@ final class SchemaMigrator {
             new Migration(15, "topic_rates"),
             new Migration(16, "trusted_engine"),
             new Migration(17, "audit_retention"),
-            new Migration(20, "head_sweeps"));
+            new Migration(20, "head_sweeps"),
+            new Migration(21, "trusted_policies"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;

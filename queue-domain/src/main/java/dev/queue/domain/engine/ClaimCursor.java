@@ -7,6 +7,7 @@ import dev.queue.domain.port.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,7 +26,7 @@ import java.util.function.Function;
  *   <li>Every half sweep interval (and whenever a manual clock moved by that much or back) the dispatcher asks the
  *   store for the sweep behind its positions; the store hands it to one claimer of the fleet at a time, at least
  *   three quarters of an interval apart, and that claimer's next claim looks from the head up to its position
- *   and no further (one statement reading on past it, while a slow look behind lasted, found every row the others
+ *   and no further (claiming from the topics before it in the subscription's order as usual, and from none after) (one statement reading on past it, while a slow look behind lasted, found every row the others
  *   claimed meanwhile still pending and tried each); the claim after it resumes. So a message behind every position waits at most about one sweep interval, and the fleet
  *   pays for one such look per topic and interval rather than one per claimer.</li>
  * </ul>
@@ -37,10 +38,16 @@ final class ClaimCursor {
     private static final int EXPENSIVE_FACTOR = 4;
     private static final long EXPENSIVE_FLOOR = Duration.ofMillis(2).toNanos();
 
-    /** What the next claim resumes after, and the topics where it first looks behind the position. */
-    record Next(Map<String, ClaimPosition> after, Set<String> behind) {
+    /**
+     * What the next claim resumes after, the topic where it looks behind the position instead, and the topics it
+     * claims from: all of the subscription's, or when it looks behind one, those up to that one (a later topic's
+     * messages must not come before those after the position of an earlier one, which this claim leaves out).
+     */
+    record Next(Map<String, ClaimPosition> after, Set<String> behind, List<String> topics) {
 
-        static final Next FROM_HEAD = new Next(Map.of(), Set.of());
+        static Next fromHead(List<String> topics) {
+            return new Next(Map.of(), Set.of(), topics);
+        }
     }
 
     private final Duration headEvery;
@@ -52,6 +59,7 @@ final class ClaimCursor {
     private boolean looksBehind;
     private long resumedNanos = -1;
     private boolean headExpensive;
+    private final Set<String> sweepsTaken = new LinkedHashSet<>();
 
     ClaimCursor(Duration headEvery, Clock clock) {
         this.headEvery = headEvery;
@@ -64,13 +72,14 @@ final class ClaimCursor {
     }
 
     /**
-     * The next claim's positions. {@code takeSweeps} asks the store which of the given topics' sweeps this claimer
-     * takes; it is called at most once per half sweep interval.
+     * The next claim over {@code topics} (in the subscription's order). {@code takeSweeps} asks the store which of the
+     * given topics' looks behind this claimer takes; it is called at most once per half sweep interval. Looks taken
+     * for several topics run one per claim.
      */
-    Next next(Function<Set<String>, Set<String>> takeSweeps) {
+    Next next(List<String> topics, Function<Set<String>, Set<String>> takeSweeps) {
         if (positions.isEmpty() || (!lastClaimFull && !headExpensive)) {
             looksBehind = true;
-            return Next.FROM_HEAD;
+            return Next.fromHead(topics);
         }
         long nowNanos = System.nanoTime();
         Instant clockNow = clock.now();
@@ -82,14 +91,18 @@ final class ClaimCursor {
         if (askDue) {
             lastAskNanos = nowNanos;
             lastAskClock = clockNow;
-            Set<String> taken = takeSweeps.apply(Set.copyOf(positions.keySet()));
-            if (!taken.isEmpty()) {
+            sweepsTaken.addAll(takeSweeps.apply(Set.copyOf(positions.keySet())));
+        }
+        for (int i = 0; i < topics.size(); i++) {
+            String topic = topics.get(i);
+            if (sweepsTaken.remove(topic) && positions.containsKey(topic)) {
                 looksBehind = true;
-                return new Next(Map.copyOf(positions), Set.copyOf(taken));
+                return new Next(Map.copyOf(positions), Set.of(topic), List.copyOf(topics.subList(0, i + 1)));
             }
         }
+        sweepsTaken.clear();
         looksBehind = false;
-        return new Next(Map.copyOf(positions), Set.of());
+        return new Next(Map.copyOf(positions), Set.of(), topics);
     }
 
     /**

@@ -153,12 +153,12 @@ final class NamespaceService implements Namespace {
     /** A claim that resumes where the cursor left off (from the head when it says so, or when it is null). */
     List<Delivery> claim(List<String> topics, String worker, int limit, Duration lease, ClaimCursor cursor) {
         long token = newLeaseToken();
-        ClaimCursor.Next next = cursor == null ? ClaimCursor.Next.FROM_HEAD
-                : cursor.next(sweepTopics -> store.topicTakeHeadSweeps(new HeadSweepCommand(name,
+        ClaimCursor.Next next = cursor == null ? ClaimCursor.Next.fromHead(topics)
+                : cursor.next(topics, sweepTopics -> store.topicTakeHeadSweeps(new HeadSweepCommand(name,
                         List.copyOf(sweepTopics), cursor.sweepGap(), time.commandTime())));
         long started = System.nanoTime();
-        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(name, topics, worker, limit, lease, token,
-                time.commandTime(), next.after(), next.behind()));
+        List<ClaimedMessage> claimed = store.messageClaimDue(new ClaimCommand(name, next.topics(), worker, limit, lease,
+                token, time.commandTime(), next.after(), next.behind()));
         if (cursor != null) {
             cursor.advance(claimed, limit, System.nanoTime() - started);
         }

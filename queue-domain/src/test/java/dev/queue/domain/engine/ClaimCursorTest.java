@@ -20,6 +20,7 @@ class ClaimCursorTest {
 
     private static final Duration SWEEP = Duration.ofHours(1);
     private static final long MILLI = 1_000_000L;
+    private static final List<String> TOPICS = List.of("a", "b", "t");
 
     private Instant now = Instant.parse("2026-01-01T00:00:00Z");
     private final Clock clock = new Clock() {
@@ -48,10 +49,10 @@ class ClaimCursorTest {
     @Test
     void theFirstClaimLooksFromTheHeadAndAFullOneResumesAfterItsLastMessage() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+        assertThat(cursor.next(TOPICS, sweeps)).isEqualTo(ClaimCursor.Next.fromHead(TOPICS));
         cursor.advance(List.of(message("t", 1), message("t", 2)), 2, MILLI);
 
-        ClaimCursor.Next next = cursor.next(sweeps);
+        ClaimCursor.Next next = cursor.next(TOPICS, sweeps);
 
         assertThat(next.after()).containsOnlyKeys("t");
         assertThat(next.after().get("t").id()).isEqualTo(2);
@@ -62,26 +63,26 @@ class ClaimCursorTest {
     @Test
     void aShortClaimIsFollowedByOneFromTheHeadWhileTheHeadIsCheap() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 1)), 1, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 2)), 5, MILLI);
 
-        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+        assertThat(cursor.next(TOPICS, sweeps)).isEqualTo(ClaimCursor.Next.fromHead(TOPICS));
     }
 
     @Test
     void aShortClaimResumesOnceALookFromTheHeadTookFarLongerThanResumedClaims() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 1)), 1, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 2)), 5, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 3)), 5, 50 * MILLI);
         assertThat(cursor.headExpensive()).isTrue();
 
-        ClaimCursor.Next next = cursor.next(sweeps);
+        ClaimCursor.Next next = cursor.next(TOPICS, sweeps);
 
         assertThat(next.after().get("t").id()).isEqualTo(3);
     }
@@ -89,57 +90,67 @@ class ClaimCursorTest {
     @Test
     void aCheapLookFromTheHeadLetsShortClaimsLookFromTheHeadAgain() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 1)), 1, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 2)), 5, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 3)), 1, 50 * MILLI);
         granted = Set.of("t");
         now = now.plus(SWEEP.dividedBy(2));
 
-        ClaimCursor.Next sweep = cursor.next(sweeps);
+        ClaimCursor.Next sweep = cursor.next(TOPICS, sweeps);
         assertThat(sweep.behind()).containsExactly("t");
         cursor.advance(List.of(), 5, MILLI);
 
         assertThat(cursor.headExpensive()).isFalse();
-        assertThat(cursor.next(sweeps)).isEqualTo(ClaimCursor.Next.FROM_HEAD);
+        assertThat(cursor.next(TOPICS, sweeps)).isEqualTo(ClaimCursor.Next.fromHead(TOPICS));
     }
 
     @Test
-    void theFleetsSweepIsAskedForEveryHalfIntervalAndLooksBehindOnlyTheTopicsTaken() {
+    void theFleetsSweepIsAskedForEveryHalfIntervalAndLooksBehindOneTakenTopicPerClaim() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("a", 1), message("b", 2)), 2, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("a", 3), message("b", 4)), 2, MILLI);
         assertThat(asked).hasSize(1);
 
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("a", 5), message("b", 6)), 2, MILLI);
         assertThat(asked).as("not asked again within half an interval").hasSize(1);
 
-        granted = Set.of("b");
+        granted = Set.of("a", "b");
         now = now.plus(SWEEP.dividedBy(2));
-        ClaimCursor.Next next = cursor.next(sweeps);
+        ClaimCursor.Next first = cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("a", 7), message("a", 8)), 2, MILLI);
+        ClaimCursor.Next second = cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("a", 9), message("b", 10)), 2, MILLI);
+        granted = Set.of();
+        ClaimCursor.Next third = cursor.next(TOPICS, sweeps);
 
         assertThat(asked).hasSize(2);
         assertThat(asked.get(1)).containsExactlyInAnyOrder("a", "b");
-        assertThat(next.behind()).containsExactly("b");
-        assertThat(next.after()).containsOnlyKeys("a", "b");
+        assertThat(first.behind()).containsExactly("a");
+        assertThat(first.topics()).as("no later topic jumps ahead of a's messages after its position").containsExactly("a");
+        assertThat(first.after()).containsOnlyKeys("a", "b");
+        assertThat(second.behind()).containsExactly("b");
+        assertThat(second.topics()).containsExactly("a", "b");
+        assertThat(third.behind()).isEmpty();
+        assertThat(third.topics()).isEqualTo(TOPICS);
         assertThat(cursor.sweepGap()).isEqualTo(SWEEP.multipliedBy(3).dividedBy(4));
     }
 
     @Test
     void aClockThatWentBackAsksAtOnce() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 1)), 1, MILLI);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 2)), 1, MILLI);
         now = now.minusSeconds(1);
 
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
 
         assertThat(asked).hasSize(2);
     }
@@ -147,13 +158,13 @@ class ClaimCursorTest {
     @Test
     void aLookBehindNeverMovesAPositionBack() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 9)), 1, MILLI);
         granted = Set.of("t");
-        cursor.next(sweeps);
+        cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 4)), 1, MILLI);
 
-        ClaimPosition position = cursor.next(sweeps).after().get("t");
+        ClaimPosition position = cursor.next(TOPICS, sweeps).after().get("t");
 
         assertThat(position.id()).isEqualTo(9);
     }
