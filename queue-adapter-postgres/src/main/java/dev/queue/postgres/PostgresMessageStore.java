@@ -1,6 +1,7 @@
 package dev.queue.postgres;
 
-import dev.queue.api.AttemptFailure;
+import dev.queue.api.Attempt;
+import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
@@ -537,7 +538,21 @@ final class PostgresMessageStore implements MessageStore {
         return Optional.of(new MessageInfo(MessageId.of(row.id()), row.namespace(), row.topic(), state, row.payload(),
                 row.headers(), row.priority(), row.attempts(), row.maxAttempts(), row.uniqueKey(), row.publishedAt(),
                 row.runAt(), row.leaseUntil(), row.worker(), row.lastError(),
-                attempts.stream().map(a -> new AttemptFailure(a.attempt(), a.error(), a.worker(), a.failedAt())).toList()));
+                attempts.stream().map(PostgresMessageStore::attempt).toList(),
+                attempts.stream().map(MessageMapper.Attempt::ordinal).filter(Objects::nonNull).findFirst()
+                        .map(first -> first - 1).orElse(0)));
+    }
+
+    private static Attempt attempt(MessageMapper.Attempt row) {
+        AttemptOutcome outcome = row.outcome() == null ? null : switch (row.outcome()) {
+            case "running" -> AttemptOutcome.RUNNING;
+            case "retry" -> AttemptOutcome.RETRY;
+            case "lease_expired" -> AttemptOutcome.LEASE_EXPIRED;
+            case "dead" -> AttemptOutcome.DEAD;
+            default -> throw new IllegalStateException("attempt " + row.attempt() + " has an outcome this version "
+                    + "does not know: " + row.outcome());
+        };
+        return new Attempt(row.attempt(), outcome, row.worker(), row.startedAt(), row.endedAt(), row.error());
     }
 
     @Override
