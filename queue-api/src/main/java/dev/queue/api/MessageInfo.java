@@ -41,8 +41,6 @@ public record MessageInfo(MessageId id, String namespace, String topic, MessageS
     /**
      * A message as it stands; a null attempt history is taken as empty, and the list is copied.
      *
-     * @throws InvalidInputException when {@code attemptsNotKept} is negative
-     *
      * @param id             the message's id
      * @param namespace      the namespace it belongs to
      * @param topic          the topic it was published to
@@ -60,6 +58,7 @@ public record MessageInfo(MessageId id, String namespace, String topic, MessageS
      * @param lastError      the latest recorded failure; null when it has not failed
      * @param attemptHistory the ended attempts kept, then the running one, oldest first; null for none
      * @param attemptsNotKept how many older ended attempts are no longer kept, 0 or more
+     * @throws InvalidInputException when {@code attemptsNotKept} is negative
      */
     public MessageInfo {
         attemptHistory = attemptHistory == null ? List.of() : List.copyOf(attemptHistory);
