@@ -549,6 +549,7 @@ final class PostgresMessageStore implements MessageStore {
             case "retry" -> AttemptOutcome.RETRY;
             case "lease_expired" -> AttemptOutcome.LEASE_EXPIRED;
             case "dead" -> AttemptOutcome.DEAD;
+            case "completed" -> AttemptOutcome.COMPLETED;
             default -> throw new IllegalStateException("attempt " + row.attempt() + " has an outcome this version "
                     + "does not know: " + row.outcome());
         };

@@ -9,5 +9,10 @@ public enum AttemptOutcome {
     /** Its lease ended before its worker settled it; the rescue of expired leases gave the message back. */
     LEASE_EXPIRED,
     /** It made the message a dead letter: an explicit failure, or a failure (an expired lease too) on the last attempt. */
-    DEAD
+    DEAD,
+    /**
+     * It succeeded. Only a store that keeps completed messages shows it (PostgreSQL, while the queue archives them),
+     * and {@code inspect} finds no completed message: here only when the message completed while being inspected.
+     */
+    COMPLETED
 }
