@@ -54,9 +54,10 @@ $$;
 
 -- ------------------------------------------------------------------ the claim, looking behind on request
 
--- Version 14's claim, with p_behind: for a topic with a position (p_after_ids not null) and p_behind true, the claim
--- reads from the head up to and including the position, and not after it. The position is included because a
--- message given back unchanged (released) returns to exactly that place.
+-- Version 18's claim (version 14's, recording the attempt's start), with p_behind: for a topic with a position
+-- (p_after_ids not null) and p_behind true, the claim reads from the head up to and including the position, and not
+-- after it. The position is included because a message given back unchanged (released) returns to exactly that
+-- place.
 CREATE FUNCTION "${schema}"._engine_claim(
     p_namespace text, p_topics text[], p_worker text, p_limit integer, p_lease_token bigint, p_lease_micros bigint,
     p_now timestamptz, p_async boolean, p_after_priorities integer[], p_after_run_at_micros bigint[],
@@ -118,6 +119,7 @@ BEGIN
         SET state = 'running',
             attempts = m.attempts + 1,
             worker = p_worker,
+            attempt_started_at = coalesce(p_now, statement_timestamp()),
             lease_token = p_lease_token,
             lease_until = coalesce(p_now, statement_timestamp()) + p_lease_micros * interval '1 microsecond'
         WHERE m.id = ANY (ARRAY(SELECT p.id FROM picked p))
@@ -133,7 +135,7 @@ BEGIN
 END
 $$;
 
--- The claim of versions 10 and 14 (the SQL pull functions call it): looks behind no position.
+-- The claim of versions 10, 14 and 18 (the SQL pull functions call it): looks behind no position.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_claim(
     p_namespace text, p_topics text[], p_worker text, p_limit integer, p_lease_token bigint, p_lease_micros bigint,
     p_now timestamptz, p_async boolean, p_after_priorities integer[], p_after_run_at_micros bigint[],

@@ -1,6 +1,7 @@
 package dev.queue.inmemory;
 
-import dev.queue.api.AttemptFailure;
+import dev.queue.api.Attempt;
+import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
@@ -231,6 +232,7 @@ public final class InMemoryMessageStore implements MessageStore {
                         topic.removePending(msg);
                         msg.attempts++;
                         msg.worker = command.worker();
+                        msg.attemptStartedAt = micros(now);
                         msg.leaseToken = command.leaseToken();
                         msg.leaseUntil = leaseUntil;
                         startRunning(msg);
@@ -283,7 +285,7 @@ public final class InMemoryMessageStore implements MessageStore {
                 return Outcome.LEASE_LOST;
             }
             Instant now = now(command.time());
-            recordFailure(msg, command.error(), now);
+            recordFailure(msg, command.error(), now, AttemptOutcome.RETRY);
             stopRunning(msg);
             msg.lastError = command.error();
             Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
@@ -306,7 +308,7 @@ public final class InMemoryMessageStore implements MessageStore {
             if (msg == null) {
                 return Outcome.LEASE_LOST;
             }
-            recordFailure(msg, command.error(), now(command.time()));
+            recordFailure(msg, command.error(), now(command.time()), AttemptOutcome.DEAD);
             stopRunning(msg);
             msg.lastError = command.error();
             bury(msg, now(command.time()));
@@ -381,8 +383,9 @@ public final class InMemoryMessageStore implements MessageStore {
                 }
             }
             for (Msg msg : expired) {
-                recordFailure(msg, Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts)
-                        ? LEASE_EXPIRED : LEASE_EXPIRED_ON_LAST_ATTEMPT, now);
+                boolean left = Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts);
+                recordFailure(msg, left ? LEASE_EXPIRED : LEASE_EXPIRED_ON_LAST_ATTEMPT, now,
+                        left ? AttemptOutcome.LEASE_EXPIRED : AttemptOutcome.DEAD);
                 stopRunning(msg);
                 if (Lifecycle.attemptsLeft(msg.attempts, msg.maxAttempts)) {
                     msg.lastError = LEASE_EXPIRED;
@@ -645,7 +648,7 @@ public final class InMemoryMessageStore implements MessageStore {
             }
             return Optional.of(new MessageInfo(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.state, msg.json,
                     msg.headers, msg.priority, msg.attempts, msg.maxAttempts, msg.uniqueKey, msg.publishedAt, msg.runAt,
-                    msg.leaseUntil, msg.worker, msg.lastError, List.copyOf(msg.failures)));
+                    msg.leaseUntil, msg.worker, msg.lastError, msg.history(), msg.attemptsNotKept));
         } finally {
             lock.unlock();
         }
@@ -775,11 +778,12 @@ public final class InMemoryMessageStore implements MessageStore {
         }
     }
 
-    /** The attempt of a running message ended in a failure: kept in its history (the last few only). */
-    private static void recordFailure(Msg msg, String error, Instant now) {
-        msg.failures.addLast(new AttemptFailure(msg.attempts, error, msg.worker, now));
-        while (msg.failures.size() > MessageInfo.HISTORY_LIMIT) {
-            msg.failures.removeFirst();
+    /** The attempt of a running message ended in a failure: kept in its history (the last few only, the rest counted). */
+    private static void recordFailure(Msg msg, String error, Instant now, AttemptOutcome outcome) {
+        msg.ended.addLast(new Attempt(msg.attempts, outcome, msg.worker, msg.attemptStartedAt, now, error));
+        while (msg.ended.size() > MessageInfo.HISTORY_LIMIT) {
+            msg.ended.removeFirst();
+            msg.attemptsNotKept++;
         }
     }
 
@@ -883,7 +887,10 @@ public final class InMemoryMessageStore implements MessageStore {
         Instant leaseUntil;
         String lastError;
         Instant failedAt;
-        final java.util.ArrayDeque<AttemptFailure> failures = new java.util.ArrayDeque<>();
+        Instant attemptStartedAt;
+        /** The ended attempts kept, oldest first; a success ends none here, the message leaves. */
+        final java.util.ArrayDeque<Attempt> ended = new java.util.ArrayDeque<>();
+        int attemptsNotKept;
 
         Msg(long id, NewMessage message, TopicState topic, Instant runAt, Instant publishedAt) {
             this.id = id;
@@ -897,6 +904,15 @@ public final class InMemoryMessageStore implements MessageStore {
             this.publishedAt = publishedAt;
             this.runAt = runAt;
             this.state = MessageState.PENDING;
+        }
+
+        /** The ended attempts kept, then the running one. */
+        List<Attempt> history() {
+            List<Attempt> list = new ArrayList<>(ended);
+            if (state == MessageState.RUNNING) {
+                list.add(new Attempt(attempts, AttemptOutcome.RUNNING, worker, attemptStartedAt, null, null));
+            }
+            return list;
         }
 
         /** Sorts after every message due at or before {@code now}: {@code set.higher(probe)} is the first due later. */

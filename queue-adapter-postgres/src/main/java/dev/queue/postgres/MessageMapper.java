@@ -60,6 +60,9 @@ interface MessageMapper {
 
     List<ClaimedMessage> claim(Claim claim);
 
+    /** The claim of a schema before migration 20, without {@code behind}. */
+    List<ClaimedMessage> claimBefore20(Claim claim);
+
     /** The topics whose look behind the claim positions the caller takes (migration 20). */
     List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
                                 @Param("gapMicros") long gapMicros, @Param("now") Instant now);
@@ -87,11 +90,16 @@ interface MessageMapper {
 
     Info find(@Param("namespace") String namespace, @Param("id") long id);
 
-    /** A failed attempt of a message, as migration 11 keeps them (the last 20). */
-    record Attempt(int attempt, String error, String worker, Instant failedAt) {
+    /**
+     * An attempt of a message as migration 18 lists them: outcome {@code retry}, {@code lease_expired}, {@code dead},
+     * {@code running} or {@code completed}; ordinal, the place among the message's ended attempts, null for the running
+     * or completed one.
+     */
+    record Attempt(int attempt, String outcome, String worker, Instant startedAt, Instant endedAt, String error,
+                   Integer ordinal) {
     }
 
-    /** The failed attempts kept for a message, oldest first. */
+    /** The ended attempts kept for a message, oldest first, then the running one. */
     List<Attempt> findAttempts(@Param("namespace") String namespace, @Param("id") long id);
 
     /** The same from the table, for a schema before migration 13. */

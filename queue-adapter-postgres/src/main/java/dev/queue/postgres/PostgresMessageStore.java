@@ -1,6 +1,7 @@
 package dev.queue.postgres;
 
-import dev.queue.api.AttemptFailure;
+import dev.queue.api.Attempt;
+import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
@@ -77,6 +78,8 @@ final class PostgresMessageStore implements MessageStore {
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
     /** The schema predates migration 13 (redrive and purge without their audit row, the history from the table). */
     private volatile boolean before13;
+    /** The schema predates migration 20 (no look behind the claim positions: such a topic claims from the head). */
+    private volatile boolean before20;
     /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
     private volatile PublishRates rates;
 
@@ -93,6 +96,11 @@ final class PostgresMessageStore implements MessageStore {
 
     SqlSessionFactory sessions() {
         return sessions;
+    }
+
+    /** For a schema migrated by another tool without version 20 yet. */
+    void useSchemaBefore20(boolean value) {
+        this.before20 = value;
     }
 
     /** For a schema migrated by another tool without version 13 yet (the queue then runs as its owner). */
@@ -294,7 +302,8 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         MessageMapper.Claim claim = claimParams(command);
-        return runner.autoCommit("claim", MessageMapper.class, mapper -> mapper.claim(claim));
+        return runner.autoCommit("claim", MessageMapper.class,
+                mapper -> before20 ? mapper.claimBefore20(claim) : mapper.claim(claim));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
@@ -306,6 +315,10 @@ final class PostgresMessageStore implements MessageStore {
         Boolean[] behind = new Boolean[topics.length];
         for (int i = 0; i < topics.length; i++) {
             ClaimPosition position = command.after().get(topics[i]);
+            if (position != null && before20 && command.behind().contains(topics[i])) {
+                // that version's claim cannot stop at the position: this topic is read from the head
+                position = null;
+            }
             if (position != null) {
                 afterPriorities[i] = position.priority();
                 afterRunAtMicros[i] = epochMicros(position.runAt());
@@ -321,8 +334,8 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public Set<String> topicTakeHeadSweeps(HeadSweepCommand command) {
         String[] topics = new LinkedHashSet<>(command.topics()).toArray(new String[0]);
-        if (topics.length == 0) {
-            return Set.of();
+        if (topics.length == 0 || before20) {
+            return Set.copyOf(command.topics());
         }
         return Set.copyOf(runner.autoCommit("take head sweeps", MessageMapper.class, mapper -> mapper.takeHeadSweeps(
                 command.namespace(), topics, micros(command.minGap()), command.time().givenOrNull())));
@@ -550,7 +563,22 @@ final class PostgresMessageStore implements MessageStore {
         return Optional.of(new MessageInfo(MessageId.of(row.id()), row.namespace(), row.topic(), state, row.payload(),
                 row.headers(), row.priority(), row.attempts(), row.maxAttempts(), row.uniqueKey(), row.publishedAt(),
                 row.runAt(), row.leaseUntil(), row.worker(), row.lastError(),
-                attempts.stream().map(a -> new AttemptFailure(a.attempt(), a.error(), a.worker(), a.failedAt())).toList()));
+                attempts.stream().map(PostgresMessageStore::attempt).toList(),
+                attempts.stream().map(MessageMapper.Attempt::ordinal).filter(Objects::nonNull).findFirst()
+                        .map(first -> first - 1).orElse(0)));
+    }
+
+    private static Attempt attempt(MessageMapper.Attempt row) {
+        AttemptOutcome outcome = row.outcome() == null ? null : switch (row.outcome()) {
+            case "running" -> AttemptOutcome.RUNNING;
+            case "retry" -> AttemptOutcome.RETRY;
+            case "lease_expired" -> AttemptOutcome.LEASE_EXPIRED;
+            case "dead" -> AttemptOutcome.DEAD;
+            case "completed" -> AttemptOutcome.COMPLETED;
+            default -> throw new IllegalStateException("attempt " + row.attempt() + " has an outcome this version "
+                    + "does not know: " + row.outcome());
+        };
+        return new Attempt(row.attempt(), outcome, row.worker(), row.startedAt(), row.endedAt(), row.error());
     }
 
     @Override

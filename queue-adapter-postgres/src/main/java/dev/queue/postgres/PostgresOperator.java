@@ -97,12 +97,14 @@ public final class PostgresOperator {
 
     /**
      * Why a message did (not) run: the verdict first, then the facts. Fields that do not apply to its state are
-     * null. {@code attemptHistory} is a JSON array once the schema keeps per-attempt errors, null before.
+     * null. {@code attemptHistory} is a JSON array of the attempts, oldest first: the ended ones kept (the last 20),
+     * then the running or archived completed one; null when there is none. {@code attemptsNotKept} counts the older
+     * ended attempts no longer kept.
      */
     public record Explanation(String verdict, long id, String topic, String state, Instant now, Instant runAt, Integer attempts,
                               Integer maxAttempts, String lastError, String worker, Instant leaseUntil, Boolean workerAlive,
                               Integer liveSubscribers, String uniqueKey, Long keyHeldBy, Instant failedAt, Instant completedAt,
-                              String attemptHistory) {
+                              String attemptHistory, Integer attemptsNotKept) {
     }
 
     /** A namespace's totals, the sums of its topics' ({@link #topics}): {@code exact} false when any is an estimate. */
@@ -170,7 +172,8 @@ public final class PostgresOperator {
                 integer(r, "attempts"), integer(r, "max_attempts"), text(r, "last_error"), text(r, "worker"),
                 instant(r, "lease_until"), (Boolean) r.get("worker_alive"), integer(r, "live_subscribers"),
                 text(r, "unique_key"), r.get("key_held_by") == null ? null : number(r, "key_held_by").longValue(),
-                instant(r, "failed_at"), instant(r, "completed_at"), text(r, "attempt_history"));
+                instant(r, "failed_at"), instant(r, "completed_at"), text(r, "attempt_history"),
+                integer(r, "attempts_not_kept"));
     }
 
     /** The namespace's totals: the sums of {@link #topics}, so as bounded as they are. */

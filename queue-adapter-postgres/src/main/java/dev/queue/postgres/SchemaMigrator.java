@@ -53,6 +53,7 @@ final class SchemaMigrator {
             new Migration(15, "topic_rates"),
             new Migration(16, "trusted_engine"),
             new Migration(17, "audit_retention"),
+            new Migration(18, "attempt_history"),
             new Migration(20, "head_sweeps"),
             new Migration(21, "trusted_policies"));
 

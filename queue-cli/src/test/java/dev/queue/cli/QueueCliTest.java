@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 21]");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21]");
     }
 
     @AfterAll
@@ -189,7 +189,7 @@ class QueueCliTest {
         assertThat(inspect.out()).contains("STATE: pending", "LAST_ERROR: SMTP timeout", "LIVE_SUBSCRIBERS: 0");
 
         Run explain = run("explain", String.valueOf(id), "-n", ns, "--json");
-        assertThat(explain.out()).startsWith("{\"verdict\": \"waiting for its retry").contains("\"attemptHistory\": [{\"error\": \"SMTP timeout\"");
+        assertThat(explain.out()).startsWith("{\"verdict\": \"waiting for its retry").contains("\"attemptHistory\": [{\"actor\": null, \"error\": \"SMTP timeout\"", "\"outcome\": \"retry\"");
 
         Run unknown = run("inspect", "987654321", "-n", ns);
         assertThat(unknown.exitCode()).isEqualTo(1);

@@ -471,6 +471,8 @@ public final class QueueDashboard implements HttpHandler {
         facts.put("failed at", e.failedAt());
         facts.put("completed at", e.completedAt());
         facts.put("attempt history", e.attemptHistory());
+        // shown only when the history lost some: a zero would be noise on every message
+        facts.put("older attempts not kept", e.attemptsNotKept() == null || e.attemptsNotKept() == 0 ? null : e.attemptsNotKept());
         StringBuilder html = new StringBuilder("<p class=\"verdict\">").append(esc(e.verdict())).append("</p><dl class=\"facts\">");
         facts.forEach((k, v) -> {
             if (v != null) {

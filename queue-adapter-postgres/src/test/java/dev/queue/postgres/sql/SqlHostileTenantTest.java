@@ -150,7 +150,7 @@ class SqlHostileTenantTest {
         sql.add("SELECT * FROM queue._claim('globex', ARRAY['email'], 'w', interval '1 minute', 10)");
         sql.add("SELECT queue._engine_cancel('globex', " + globexPending + ", NULL, 'x')");
         sql.add("SELECT queue._engine_pause_topic('globex', 'email', true, NULL, false, 'x')");
-        sql.add("SELECT queue._record_attempt(" + globexDead + ", 'globex', 1, 'x', 'w', now(), NULL)");
+        sql.add("SELECT queue._record_attempt(" + globexDead + ", 'globex', 1, 'x', 'w', now(), now(), 'retry', NULL)");
         // becoming someone else
         sql.add("SET ROLE " + globex);
         sql.add("SET ROLE queue_owner");

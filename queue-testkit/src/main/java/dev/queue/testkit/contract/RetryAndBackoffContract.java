@@ -1,5 +1,7 @@
 package dev.queue.testkit.contract;
 
+import dev.queue.api.Attempt;
+import dev.queue.api.AttemptOutcome;
 import dev.queue.api.Backoff;
 import dev.queue.api.Delivery;
 import dev.queue.api.Message;
@@ -7,7 +9,10 @@ import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.Outcome;
+import dev.queue.api.Pull;
 import dev.queue.api.QueueOptions;
+import dev.queue.testkit.Capability;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,10 +23,11 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * Retries: nack outcomes, the backoff schedule of a topic (exact without jitter, bounded with it), explicit delays,
- * recorded errors, and redelivery after a lease expires.
+ * recorded errors, the attempt history, and redelivery after a lease expires.
  */
 public abstract class RetryAndBackoffContract extends ContractSupport {
 
@@ -74,18 +80,109 @@ public abstract class RetryAndBackoffContract extends ContractSupport {
         assertThat(info.attemptHistory())
                 .extracting(a -> a.attempt() + " " + a.error() + " " + a.worker())
                 .containsExactly("1 first w1", "2 second w2", "3 third w3");
-        assertThat(info.attemptHistory()).allSatisfy(a -> assertThat(a.failedAt()).isNotNull());
+        assertThat(info.attemptHistory()).allSatisfy(a -> assertThat(a.endedAt()).isNotNull());
     }
 
     @Test
-    public void theAttemptHistoryKeepsTheLastTwentyFailures() {
+    public void theAttemptHistoryKeepsTheLastTwentyFailuresAndCountsTheRest() {
         MessageId id = publish(Message.to(FIXED).maxAttempts(30));
         for (int i = 1; i <= 25; i++) {
             assertThat(ns.nack(pullOne(FIXED), "failure " + i, Duration.ZERO)).isEqualTo(Outcome.RETRY_SCHEDULED);
         }
-        assertThat(info(id).attemptHistory()).hasSize(MessageInfo.HISTORY_LIMIT)
+        MessageInfo info = info(id);
+        assertThat(info.attemptHistory()).hasSize(MessageInfo.HISTORY_LIMIT)
                 .extracting(a -> a.attempt() + " " + a.error())
                 .startsWith("6 failure 6").endsWith("25 failure 25");
+        assertThat(info.attemptsNotKept()).isEqualTo(5);
+
+        // the count goes with the message to the dead letters and back
+        assertThat(ns.fail(pullOne(FIXED), "failure 26")).isEqualTo(Outcome.DEAD_LETTERED);
+        assertThat(ns.deadLetters().redrive(id)).isTrue();
+        info = info(id);
+        assertThat(info.attemptHistory()).hasSize(MessageInfo.HISTORY_LIMIT)
+                .extracting(a -> a.attempt() + " " + a.outcome())
+                .startsWith("7 RETRY").endsWith("25 RETRY", "26 DEAD");
+        assertThat(info.attemptsNotKept()).isEqualTo(6);
+    }
+
+    @Test
+    public void eachAttemptKeepsItsWorkerStartEndAndOutcomeThroughDeadLetteringAndRedrive() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(3));
+        Instant start1 = now();
+        Delivery first = pullOne(FIXED, "w1");
+        Instant end1 = advance(Duration.ofSeconds(2));
+        assertThat(ns.nack(first, "first")).isEqualTo(Outcome.RETRY_SCHEDULED);
+
+        Instant start2 = advance(Duration.ofSeconds(7));
+        assertThat(ns.pullOne(Pull.from(FIXED).worker("w2").visibility(Duration.ofSeconds(30)))).isPresent();
+        assertThat(info(id).attemptHistory())
+                .extracting(Attempt::attempt, Attempt::outcome, Attempt::worker, Attempt::startedAt, Attempt::endedAt)
+                .containsExactly(tuple(1, AttemptOutcome.RETRY, "w1", start1, end1),
+                        tuple(2, AttemptOutcome.RUNNING, "w2", start2, null));
+
+        Instant end2 = advance(Duration.ofSeconds(31));
+        assertThat(ns.pull(pull("elsewhere"))).as("a pull rescues the expired lease").isEmpty();
+        assertThat(info(id).state()).isEqualTo(MessageState.PENDING);
+
+        Instant start3 = advance(Duration.ofSeconds(1));
+        Delivery third = pullOne(FIXED, "w3");
+        Instant end3 = advance(Duration.ofSeconds(3));
+        assertThat(ns.fail(third, "third")).isEqualTo(Outcome.DEAD_LETTERED);
+
+        List<Tuple> ended = List.of(
+                tuple(1, AttemptOutcome.RETRY, "w1", start1, end1, "first"),
+                tuple(2, AttemptOutcome.LEASE_EXPIRED, "w2", start2, end2, "lease expired"),
+                tuple(3, AttemptOutcome.DEAD, "w3", start3, end3, "third"));
+        MessageInfo dead = info(id);
+        assertThat(dead.state()).isEqualTo(MessageState.DEAD);
+        assertThat(dead.attemptHistory())
+                .extracting(Attempt::attempt, Attempt::outcome, Attempt::worker, Attempt::startedAt, Attempt::endedAt,
+                        Attempt::error)
+                .containsExactlyElementsOf(ended);
+        assertThat(dead.attemptHistory()).allSatisfy(a -> assertThat(a.startedAt()).isBeforeOrEqualTo(a.endedAt()));
+        assertThat(dead.attemptsNotKept()).isZero();
+
+        assertThat(ns.deadLetters().redrive(id)).isTrue();
+        Instant start4 = advance(Duration.ofSeconds(1));
+        assertThat(pullOne(FIXED, "w4").attempt()).isEqualTo(1);
+        List<Attempt> history = info(id).attemptHistory();
+        assertThat(history.subList(0, 3))
+                .extracting(Attempt::attempt, Attempt::outcome, Attempt::worker, Attempt::startedAt, Attempt::endedAt,
+                        Attempt::error)
+                .containsExactlyElementsOf(ended);
+        assertThat(history.subList(3, history.size()))
+                .extracting(Attempt::attempt, Attempt::outcome, Attempt::worker, Attempt::startedAt, Attempt::endedAt)
+                .containsExactly(tuple(1, AttemptOutcome.RUNNING, "w4", start4, null));
+    }
+
+    @Test
+    public void aLeaseExpiringOnTheLastAttemptEndsItAsDead() {
+        MessageId id = publish(Message.to(FIXED).maxAttempts(1));
+        Instant start = now();
+        assertThat(ns.pullOne(Pull.from(FIXED).worker("w1").visibility(Duration.ofSeconds(30)))).isPresent();
+        Instant end = advance(Duration.ofSeconds(31));
+        assertThat(ns.pull(pull("elsewhere"))).as("a pull rescues the expired lease").isEmpty();
+
+        MessageInfo dead = info(id);
+        assertThat(dead.state()).isEqualTo(MessageState.DEAD);
+        assertThat(dead.attemptHistory())
+                .extracting(Attempt::attempt, Attempt::outcome, Attempt::worker, Attempt::startedAt, Attempt::endedAt)
+                .containsExactly(tuple(1, AttemptOutcome.DEAD, "w1", start, end));
+    }
+
+    @Test
+    public void aCancelledMessageLeavesWithItsAttemptHistory() {
+        requires(Capability.FLOW_CONTROL);
+        MessageId id = publish(Message.to(FIXED).maxAttempts(5));
+        ns.nack(pullOne(FIXED, "w1"), "first");
+        advance(Duration.ofSeconds(7));
+        pullOne(FIXED, "w2");
+        assertThat(info(id).attemptHistory()).extracting(Attempt::outcome)
+                .containsExactly(AttemptOutcome.RETRY, AttemptOutcome.RUNNING);
+
+        assertThat(ns.flowControl().cancel(id)).contains(MessageState.RUNNING);
+
+        assertThat(ns.inspect(id)).isEmpty();
     }
 
     @Test

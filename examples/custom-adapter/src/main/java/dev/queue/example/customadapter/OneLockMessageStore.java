@@ -1,6 +1,7 @@
 package dev.queue.example.customadapter;
 
-import dev.queue.api.AttemptFailure;
+import dev.queue.api.Attempt;
+import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
@@ -180,6 +181,7 @@ final class OneLockMessageStore implements MessageStore {
                 row.state = MessageState.RUNNING;
                 row.attempts++;
                 row.worker = command.worker();
+                row.attemptStartedAt = micros(now);
                 row.leaseToken = command.leaseToken();
                 row.leaseUntil = leaseUntil;
                 claimed.add(new ClaimedMessage(row.id, row.namespace, row.topic, row.json, row.headers, row.priority,
@@ -227,7 +229,7 @@ final class OneLockMessageStore implements MessageStore {
                 return Outcome.LEASE_LOST;
             }
             Instant now = now(command.time());
-            recordFailure(row, command.error(), now);
+            recordFailure(row, command.error(), now, AttemptOutcome.RETRY);
             Duration delay = command.delay() == null || command.delay().isNegative() ? Duration.ZERO : command.delay();
             makePending(row, micros(now.plus(delay)));
             toWake.add(row.topicRef());
@@ -243,7 +245,7 @@ final class OneLockMessageStore implements MessageStore {
                 return Outcome.LEASE_LOST;
             }
             Instant now = now(command.time());
-            recordFailure(row, command.error(), now);
+            recordFailure(row, command.error(), now, AttemptOutcome.DEAD);
             bury(row, now);
             return Outcome.DEAD_LETTERED;
         });
@@ -347,12 +349,12 @@ final class OneLockMessageStore implements MessageStore {
             int requeued = 0;
             for (Row row : expired) {
                 if (Lifecycle.attemptsLeft(row.attempts, row.maxAttempts)) {
-                    recordFailure(row, LEASE_EXPIRED, now);
+                    recordFailure(row, LEASE_EXPIRED, now, AttemptOutcome.LEASE_EXPIRED);
                     makePending(row, now);
                     toWake.add(row.topicRef());
                     requeued++;
                 } else {
-                    recordFailure(row, LEASE_EXPIRED_ON_LAST_ATTEMPT, now);
+                    recordFailure(row, LEASE_EXPIRED_ON_LAST_ATTEMPT, now, AttemptOutcome.DEAD);
                     bury(row, now);
                 }
             }
@@ -525,12 +527,13 @@ final class OneLockMessageStore implements MessageStore {
         }
     }
 
-    /** The running attempt failed: the last error, and the attempt in the (bounded) history, worker included. */
-    private static void recordFailure(Row row, String error, Instant now) {
+    /** The running attempt failed: the last error, and the attempt in the bounded history (the rest counted). */
+    private static void recordFailure(Row row, String error, Instant now, AttemptOutcome outcome) {
         row.lastError = error;
-        row.failures.addLast(new AttemptFailure(row.attempts, error, row.worker, now));
-        while (row.failures.size() > MessageInfo.HISTORY_LIMIT) {
-            row.failures.removeFirst();
+        row.ended.addLast(new Attempt(row.attempts, outcome, row.worker, row.attemptStartedAt, now, error));
+        while (row.ended.size() > MessageInfo.HISTORY_LIMIT) {
+            row.ended.removeFirst();
+            row.attemptsNotKept++;
         }
     }
 
@@ -548,7 +551,9 @@ final class OneLockMessageStore implements MessageStore {
         final int maxAttempts;
         final String uniqueKey;
         final Instant publishedAt;
-        final ArrayDeque<AttemptFailure> failures = new ArrayDeque<>();
+        final ArrayDeque<Attempt> ended = new ArrayDeque<>();
+        int attemptsNotKept;
+        Instant attemptStartedAt;
 
         MessageState state = MessageState.PENDING;
         Instant runAt;
@@ -588,7 +593,17 @@ final class OneLockMessageStore implements MessageStore {
 
         MessageInfo toInfo() {
             return new MessageInfo(MessageId.of(id), namespace, topic, state, json, headers, priority, attempts,
-                    maxAttempts, uniqueKey, publishedAt, runAt, leaseUntil, worker, lastError, List.copyOf(failures));
+                    maxAttempts, uniqueKey, publishedAt, runAt, leaseUntil, worker, lastError, history(),
+                    attemptsNotKept);
+        }
+
+        /** The ended attempts kept, then the running one. */
+        private List<Attempt> history() {
+            List<Attempt> list = new ArrayList<>(ended);
+            if (state == MessageState.RUNNING) {
+                list.add(new Attempt(attempts, AttemptOutcome.RUNNING, worker, attemptStartedAt, null, null));
+            }
+            return list;
         }
 
         DeadLetter toDeadLetter() {
