@@ -52,7 +52,8 @@ final class SchemaMigrator {
             new Migration(14, "flow_control"),
             new Migration(15, "topic_rates"),
             new Migration(16, "trusted_engine"),
-            new Migration(17, "audit_retention"));
+            new Migration(17, "audit_retention"),
+            new Migration(19, "operator_search"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;
