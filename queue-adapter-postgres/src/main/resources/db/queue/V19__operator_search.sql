@@ -4,7 +4,7 @@
 -- database holds. Both read indexes and stop at a bound, whatever the size of the tables: an operator's page must
 -- not scan a million pending messages. Nothing is added to the hot table's indexes (each one costs every publish):
 -- the dead letters and the archive get a partial index over the rows that have a unique key, so messages
--- published without a key pay nothing for it.
+-- published without a key pay nothing for it. Last, a cancel of a running message notifies the process running it.
 
 -- ------------------------------------------------------------------ indexes
 
@@ -213,6 +213,34 @@ BEGIN
           SELECT b.n FROM by_schedule b WHERE b.n IS NOT NULL) u
     ORDER BY u.n COLLATE "C"
     LIMIT p_limit;
+END
+$$;
+
+-- ------------------------------------------------------------------ a cancel reaches the handler at once
+
+-- Version 14's cancel, now telling the process that runs a cancelled message at once: a notification
+-- "cancel:<namespace>/<id>" on the wake-up channel (delivered at commit), which its listener turns into the
+-- handler's isCancelled(). Without it the handler heard of the cancel only at its next lease extension. Pending
+-- messages have no handler to tell, so their cancel sends nothing.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_cancel(p_namespace text, p_id bigint, p_now timestamptz, p_actor text)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_state text;
+    v_topic text;
+BEGIN
+    DELETE FROM "${schema}".messages m
+    WHERE m.id = p_id AND m.namespace = p_namespace AND m.state IN ('pending', 'running')
+    RETURNING m.state, m.topic INTO v_state, v_topic;
+    IF v_state IS NULL THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)
+    VALUES (statement_timestamp(), p_namespace, p_actor, 'cancel', v_topic, ARRAY[p_id], 1);
+    IF v_state = 'running' THEN
+        PERFORM pg_notify('${schema}_wakeup', 'cancel:' || p_namespace || '/' || p_id);
+    END IF;
+    RETURN v_state;
 END
 $$;
 
