@@ -22,8 +22,9 @@ import java.util.regex.Pattern;
 
 /**
  * What an operator asks of a queue's schema, without running a queue: the live workers, health warnings, why a
- * message did not run, stats, and the bounded changes (redrive and purge dead letters, pause, resume and fire
- * schedules). Each is a call of a function of the SQL API (versions 9 and 12), so the answers are those psql users
+ * message did not run, stats, the namespaces, bounded searches by unique key or header, and the bounded changes
+ * (redrive and purge dead letters, pause, resume and fire schedules, pause and resume topics, cancel messages).
+ * Each is a call of a function of the SQL API (versions 9, 12, 14 and 19), so the answers are those psql users
  * get. Changes record an actor (set_actor, transaction-local) in the tables and the audit log. The queue CLI is
  * built on this class.
  *
@@ -40,6 +41,10 @@ public final class PostgresOperator {
     public static final int EXACT_UP_TO = 1000;
     /** Topics of a namespace that {@link #topics} and {@link #stats} read at most (by name). */
     public static final int MAX_TOPICS = 1000;
+    /** Namespaces {@link #namespaces} lists at most. */
+    public static final int MAX_NAMESPACES = 1000;
+    /** The window find_messages checks; a search by unique key probes indexes and reads no window. */
+    private static final int SEARCH_WINDOW = 1000;
 
     private final Sessions sessions;
     private final String schema;
@@ -132,6 +137,18 @@ public final class PostgresOperator {
                                Instant nextRunAt, Instant lastRunAt) {
     }
 
+    /**
+     * A message a search found: {@code state} is pending, running, dead or completed (archived); {@code finishedAt}
+     * its failure or completion time, {@code runAt} its due time while live. {@code headers} is a JSON object.
+     */
+    public record FoundMessage(long id, String topic, String state, String uniqueKey, String headers, int priority, int attempts,
+                               int maxAttempts, Instant publishedAt, Instant runAt, Instant finishedAt, String lastError) {
+    }
+
+    /** A paused topic: since when and by whom. */
+    public record PausedTopic(String topic, Instant pausedAt, String pausedBy) {
+    }
+
     /** What a redrive did over all its batches: moved back to pending, and examined (some stay dead: key held). */
     public record Redriven(long redriven, long examined) {
     }
@@ -218,6 +235,71 @@ public final class PostgresOperator {
                 .stream()
                 .map(r -> new TopicRate(text(r, "queue"), instant(r, "minute"), number(r, "published").longValue(),
                         number(r, "completed").longValue()))
+                .toList();
+    }
+
+    /**
+     * The namespaces that hold topics or schedules, by name, at most {@code limit} (1 to {@value #MAX_NAMESPACES}): an
+     * index walk of one probe per namespace. A tenant's login gets its granted namespaces only.
+     */
+    public List<String> namespaces(int limit) {
+        if (limit < 1 || limit > MAX_NAMESPACES) {
+            throw new InvalidInputException("limit", limit, "1 to " + MAX_NAMESPACES);
+        }
+        return sessions.autoCommit("the list of namespaces", session -> session.<String>selectList("operator.listNamespaces",
+                params("limit", limit)));
+    }
+
+    /**
+     * Messages of the namespace holding this unique key: the live one, and the dead letters and archived messages
+     * that had it, in every topic (at most {@value #MAX_TOPICS}) or in {@code topic}; newest first within each state,
+     * at most {@code limit} (1 to 1000). One index probe per topic and table.
+     */
+    public List<FoundMessage> findByUniqueKey(String namespace, String topic, String uniqueKey, int limit) {
+        name("namespace", namespace);
+        optionalName("topic", topic);
+        text("uniqueKey", uniqueKey, 255);
+        checkLimit(limit);
+        return found(namespace, params("namespace", namespace, "topic", topic, "uniqueKey", uniqueKey, "window", SEARCH_WINDOW,
+                "limit", limit));
+    }
+
+    /**
+     * Messages of the topic with this header ({@code value} null: any value). Headers have no index, so only a window
+     * is searched: the next {@code window} pending messages in claim order, up to {@code window} running ones, and
+     * the newest {@code window} dead letters and archived messages (1 to 10000 each). Newest first within each
+     * state, at most {@code limit} (1 to 1000).
+     */
+    public List<FoundMessage> findByHeader(String namespace, String topic, String header, String value, int window, int limit) {
+        name("namespace", namespace);
+        name("topic", topic);
+        name("header", header);
+        if (value != null) {
+            text("value", value, 1024);
+        }
+        if (window < 1 || window > 10_000) {
+            throw new InvalidInputException("window", window, "1 to 10000");
+        }
+        checkLimit(limit);
+        return found(namespace, params("namespace", namespace, "topic", topic, "headerName", header, "headerValue", value,
+                "window", window, "limit", limit));
+    }
+
+    private List<FoundMessage> found(String namespace, Map<String, Object> params) {
+        return rows("the search of namespace " + namespace, "operator.findMessages", params).stream()
+                .map(r -> new FoundMessage(number(r, "id").longValue(), text(r, "queue"), text(r, "state"), text(r, "unique_key"),
+                        text(r, "headers"), number(r, "priority").intValue(), number(r, "attempts").intValue(),
+                        number(r, "max_attempts").intValue(), instant(r, "published_at"), instant(r, "run_at"),
+                        instant(r, "finished_at"), text(r, "last_error")))
+                .toList();
+    }
+
+    /** The namespace's paused topics, by name. */
+    public List<PausedTopic> pausedTopics(String namespace) {
+        name("namespace", namespace);
+        return rows("the paused topics of namespace " + namespace, "operator.listPausedQueues", params("namespace", namespace))
+                .stream()
+                .map(r -> new PausedTopic(text(r, "queue"), instant(r, "paused_at"), text(r, "paused_by")))
                 .toList();
     }
 
@@ -322,6 +404,43 @@ public final class PostgresOperator {
         return purged;
     }
 
+    /**
+     * Pauses the topic: once this returns, no claim starts a message of it; running ones finish. True when it was
+     * running. Recorded in the audit log with the actor.
+     */
+    public boolean pauseTopic(String namespace, String topic, String actor) {
+        return flowChange("pauseQueue", "the pause of topic " + topic, namespace, topic, actor);
+    }
+
+    /** Lets claims of the topic go on and wakes its subscribers. True when it was paused. Recorded with the actor. */
+    public boolean resumeTopic(String namespace, String topic, String actor) {
+        return flowChange("resumeQueue", "the resume of topic " + topic, namespace, topic, actor);
+    }
+
+    private boolean flowChange(String statement, String operation, String namespace, String topic, String actor) {
+        name("namespace", namespace);
+        name("topic", topic);
+        checkActor(actor);
+        return sessions.inTransaction(operation + " in namespace " + namespace, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return Boolean.TRUE.equals(session.selectOne("operator." + statement, params("namespace", namespace, "topic", topic)));
+        });
+    }
+
+    /**
+     * Cancels a pending or running message: it leaves the queue without running (again), and its holder's later
+     * acknowledgement finds its lease gone. True when one was cancelled; false for a dead, completed or unknown id.
+     */
+    public boolean cancel(String namespace, long id, String actor) {
+        name("namespace", namespace);
+        positive("id", id);
+        checkActor(actor);
+        return sessions.inTransaction("the cancel of message " + id + " in namespace " + namespace, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return Boolean.TRUE.equals(session.selectOne("operator.cancel", params("namespace", namespace, "id", id)));
+        });
+    }
+
     public List<ScheduleInfo> schedules(String namespace) {
         name("namespace", namespace);
         return rows("the schedules of namespace " + namespace, "operator.listSchedules", params("namespace", namespace)).stream()
@@ -390,6 +509,18 @@ public final class PostgresOperator {
                     throw new InvalidInputException("ids", ids, "message ids, each 1 or more");
                 }
             }
+        }
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > 1000) {
+            throw new InvalidInputException("limit", limit, "1 to 1000");
+        }
+    }
+
+    private static void text(String argument, String value, int maxLength) {
+        if (value == null || value.isEmpty() || value.length() > maxLength || value.chars().anyMatch(Character::isISOControl)) {
+            throw new InvalidInputException(argument, value, "1 to " + maxLength + " characters without control characters");
         }
     }
 

@@ -54,6 +54,8 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(15);
     private static final int NETWORK_TIMEOUT_MILLIS = 30_000;
     private static final String PROBE_PREFIX = "~probe/";
+    /** Names cannot hold ':', so no topic's wake-up starts like this. */
+    private static final String CANCEL_PREFIX = "cancel:";
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresWakeUps.class);
 
@@ -65,6 +67,8 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private final Duration pollInterval;
     private final ConcurrentHashMap<String, CopyOnWriteArrayList<Listener>> byTopic = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final ConcurrentHashMap<String, CopyOnWriteArrayList<java.util.function.LongConsumer>> cancelListeners =
+            new ConcurrentHashMap<>();
     private final AtomicBoolean proxyWarned = new AtomicBoolean();
     private final AtomicLong connects = new AtomicLong();
     private final Object pause = new Object();
@@ -112,6 +116,19 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
         thread = new Thread(this::run, "queue-listener-" + schema);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    @Override
+    public Registration listenForCancels(String namespace, java.util.function.LongConsumer onCancel) {
+        Objects.requireNonNull(onCancel, "onCancel");
+        cancelListeners.computeIfAbsent(namespace, k -> new CopyOnWriteArrayList<>()).add(onCancel);
+        start();
+        return () -> {
+            CopyOnWriteArrayList<java.util.function.LongConsumer> list = cancelListeners.get(namespace);
+            if (list != null) {
+                list.remove(onCancel);
+            }
+        };
     }
 
     @Override
@@ -351,12 +368,41 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 }
                 continue;
             }
+            if (payload.startsWith(CANCEL_PREFIX)) {
+                cancelled(payload);
+                continue;
+            }
             List<Listener> targets = byTopic.get(payload);
             if (targets == null) {
                 continue;
             }
             for (Listener listener : targets) {
                 listener.wake(payload);
+            }
+        }
+    }
+
+    /** "cancel:namespace/id", sent by the cancel of a running message (migration 19): its handler is told at once. */
+    private void cancelled(String payload) {
+        int slash = payload.lastIndexOf('/');
+        if (slash < CANCEL_PREFIX.length()) {
+            return;
+        }
+        List<java.util.function.LongConsumer> targets = cancelListeners.get(payload.substring(CANCEL_PREFIX.length(), slash));
+        if (targets == null) {
+            return;
+        }
+        long id;
+        try {
+            id = Long.parseLong(payload.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            return;
+        }
+        for (java.util.function.LongConsumer target : targets) {
+            try {
+                target.accept(id);
+            } catch (RuntimeException e) {
+                LOG.warn("cancel listener for message {} failed", id, e);
             }
         }
     }

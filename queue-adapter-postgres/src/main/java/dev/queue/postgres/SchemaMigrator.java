@@ -54,6 +54,7 @@ final class SchemaMigrator {
             new Migration(16, "trusted_engine"),
             new Migration(17, "audit_retention"),
             new Migration(18, "attempt_history"),
+            new Migration(19, "operator_search"),
             new Migration(20, "head_sweeps"),
             new Migration(21, "trusted_policies"));
 

@@ -100,14 +100,125 @@ final class Commands {
         }
     }
 
-    @Command(name = "topics", description = {"Per topic: message counts, the oldest due message and how many live workers subscribe it.",
-            "Counts past 1000 are the planner's estimates (EXACT: false): nothing counts the whole hot table."})
+    @Command(name = "topics", description = {"Per topic: message counts, whether it is paused, the oldest due message and how many "
+            + "live workers subscribe it.",
+            "Counts past 1000 are the planner's estimates (EXACT: false): nothing counts the whole hot table.",
+            "With pause or resume: stops or restarts the claims of one topic."},
+            subcommands = {TopicPause.class, TopicResume.class})
     static final class Topics extends Base {
+
+        /** A topic's line: its counts and whether it is paused. */
+        record TopicLine(String topic, long pending, long running, long completed, long dead, long total, int liveSubscribers,
+                         boolean exact, boolean paused, java.time.Instant oldestDueAt) {
+        }
+
         @Override
         int run(PostgresOperator operator, Output output) {
-            output.table(operator.topics(target.namespace), "topic", "pending", "running", "completed", "dead", "total", "liveSubscribers",
-                    "exact", "oldestDueAt");
+            java.util.Set<String> paused = new java.util.HashSet<>();
+            operator.pausedTopics(target.namespace).forEach(p -> paused.add(p.topic()));
+            List<TopicLine> lines = operator.topics(target.namespace).stream()
+                    .map(t -> new TopicLine(t.topic(), t.pending(), t.running(), t.completed(), t.dead(), t.total(), t.liveSubscribers(),
+                            t.exact(), paused.contains(t.topic()), t.oldestDueAt()))
+                    .toList();
+            output.table(lines, "topic", "pending", "running", "completed", "dead", "total", "liveSubscribers", "exact", "paused",
+                    "oldestDueAt");
             return 0;
+        }
+    }
+
+    abstract static class TopicChange extends Change {
+        @Parameters(paramLabel = "TOPIC", description = "the topic")
+        String topic;
+    }
+
+    @Command(name = "pause", description = {"Stops the topic: once this returns no claim starts a message of it, in any process.",
+            "Running messages finish; publishing goes on. Recorded with the actor."})
+    static final class TopicPause extends TopicChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean changed = operator.pauseTopic(target.namespace, topic, actor);
+            output.say(changed ? "paused topic " + topic + " as " + actor : "topic " + topic + " was already paused");
+            output.result(Map.of("topic", topic, "changed", changed, "actor", actor));
+            return 0;
+        }
+    }
+
+    @Command(name = "resume", description = "Lets claims of the topic go on and wakes its subscribers. Recorded with the actor.")
+    static final class TopicResume extends TopicChange {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean changed = operator.resumeTopic(target.namespace, topic, actor);
+            output.say(changed ? "resumed topic " + topic + " as " + actor : "topic " + topic + " was not paused");
+            output.result(Map.of("topic", topic, "changed", changed, "actor", actor));
+            return 0;
+        }
+    }
+
+    @Command(name = "cancel", description = {"Takes a pending or running message out of the queue: it does not run (again).",
+            "A running one's handler is told to stop; its result no longer counts. Exit code 1 when the namespace has no "
+                    + "pending or running message ID."})
+    static final class Cancel extends Change {
+
+        @Parameters(paramLabel = "ID", description = "the message id")
+        long id;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean cancelled = operator.cancel(target.namespace, id, actor);
+            output.say(cancelled ? "cancelled message " + id + " as " + actor
+                    : "no pending or running message " + id + " in namespace " + target.namespace + ": nothing cancelled");
+            output.result(Map.of("id", id, "cancelled", cancelled, "actor", actor));
+            return cancelled ? 0 : QueueCli.WARNINGS;
+        }
+    }
+
+    @Command(name = "find", description = {"Finds messages by unique key, or by header within a window of one topic.",
+            "--unique-key: the live message holding it, and the dead letters and archived messages that had it, in every topic "
+                    + "(or --topic); one index probe per topic.",
+            "--header NAME[=VALUE]: headers have no index, so only the next --window pending messages of --topic in claim "
+                    + "order, its running ones, and its newest --window dead letters and archived messages are searched."})
+    static final class Find extends Base {
+
+        /** What to look for: exactly one. */
+        static final class By {
+            @Option(names = "--unique-key", paramLabel = "KEY", required = true, description = "the unique key")
+            String uniqueKey;
+
+            @Option(names = "--header", paramLabel = "NAME[=VALUE]", required = true,
+                    description = "a header, with any value or with this one (needs --topic)")
+            String header;
+        }
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        By by;
+
+        @Option(names = "--topic", paramLabel = "TOPIC", description = "only this topic (required with --header)")
+        String topic;
+
+        @Option(names = "--window", paramLabel = "N", defaultValue = "1000",
+                description = "messages per state a header search reads, 1 to 10000 (default: ${DEFAULT-VALUE})")
+        int window;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "matches shown at most, 1 to 1000 (default: ${DEFAULT-VALUE})")
+        int limit;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            List<PostgresOperator.FoundMessage> found;
+            if (by.uniqueKey != null) {
+                found = operator.findByUniqueKey(target.namespace, topic, by.uniqueKey, limit);
+            } else {
+                if (topic == null) {
+                    throw new InvalidInputException("topic", null, "a topic with --header: a header search reads a window of one topic");
+                }
+                int eq = by.header.indexOf('=');
+                found = operator.findByHeader(target.namespace, topic, eq < 0 ? by.header : by.header.substring(0, eq),
+                        eq < 0 ? null : by.header.substring(eq + 1), window, limit);
+                output.say("searched topic " + topic + ": the next " + window + " pending messages in claim order, up to " + window
+                        + " running, the newest " + window + " dead letters and archived messages");
+            }
+            output.table(found, "id", "topic", "state", "uniqueKey", "headers", "attempts", "publishedAt", "finishedAt", "lastError");
+            return found.isEmpty() ? QueueCli.WARNINGS : 0;
         }
     }
 

@@ -20,7 +20,7 @@ import java.util.Set;
 final class Output {
 
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
-    private static final Set<String> RAW_JSON = Set.of("evidence", "attemptHistory");
+    private static final Set<String> RAW_JSON = Set.of("evidence", "attemptHistory", "headers");
     private static final int MAX_CELL = 60;
 
     private final PrintWriter out;

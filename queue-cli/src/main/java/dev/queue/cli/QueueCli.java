@@ -15,16 +15,19 @@ import java.io.PrintWriter;
  */
 @Command(name = "queue", mixinStandardHelpOptions = true, versionProvider = QueueCli.Version.class,
         scope = CommandLine.ScopeType.INHERIT,
-        description = "Operates durable message queues in PostgreSQL: health, workers, stats, dead letters, schedules.",
+        description = "Operates durable message queues in PostgreSQL: health, workers, stats, search, flow control, dead letters, "
+                + "schedules.",
         subcommands = {
                 Commands.Migrate.class, Commands.Status.class, Commands.Stats.class, Commands.Topics.class,
-                Commands.Workers.class, Commands.Inspect.class, Commands.Dead.class, Commands.Schedules.class,
+                Commands.Workers.class, Commands.Inspect.class, Commands.Find.class, Commands.Cancel.class, Commands.Dead.class,
+                Commands.Schedules.class,
                 Commands.Dashboard.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
                 "0:done; status: no warning",
-                "1:status: warnings found; inspect: no such message; schedules: no such schedule",
+                "1:status: warnings found; inspect: no such message; find: nothing found; cancel: nothing to cancel; "
+                        + "schedules: no such schedule",
                 "2:bad arguments (the message names the offending value)",
                 "3:the command failed: database unreachable, schema not migrated, ..."})
 public final class QueueCli implements Runnable {

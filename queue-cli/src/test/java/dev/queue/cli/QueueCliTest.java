@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21]");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]");
     }
 
     @AfterAll
@@ -146,12 +146,80 @@ class QueueCliTest {
             Run topics = run("topics", "-n", ns);
             assertThat(topics.out().lines().toList()).hasSize(3);
             assertThat(topics.out().lines().toList().get(0)).startsWith("TOPIC").contains("LIVE_SUBSCRIBERS");
-            assertThat(topics.out().lines().toList().get(1)).matches("email\\s+2\\s+0\\s+0\\s+0\\s+2\\s+1\\s+true\\s+[0-9-]+ [0-9:]+");
-            assertThat(topics.out().lines().toList().get(2)).matches("sms\\s+0\\s+0\\s+0\\s+1\\s+1\\s+0\\s+true.*");
+            assertThat(topics.out().lines().toList().get(1))
+                    .matches("email\\s+2\\s+0\\s+0\\s+0\\s+2\\s+1\\s+true\\s+false\\s+[0-9-]+ [0-9:]+");
+            assertThat(topics.out().lines().toList().get(2)).matches("sms\\s+0\\s+0\\s+0\\s+1\\s+1\\s+0\\s+true\\s+false.*");
             assertThat(run("topics", "-n", ns, "--json").out()).contains("{\"topic\": \"email\", \"pending\": 2");
         } finally {
             sql("SELECT queue.worker_stop(?)", "p-" + ns);
         }
+    }
+
+    @Test
+    void topicsPauseAndResumeATopicRecordingTheActorAndShowItPaused() {
+        String ns = newNamespace();
+        push(ns, "email", "");
+
+        Run pause = run("topics", "pause", "email", "-n", ns, "--actor", "dave");
+        assertThat(pause.exitCode()).as(pause.err()).isZero();
+        assertThat(pause.out()).contains("paused topic email as dave");
+        assertThat(sql("SELECT paused_by FROM queue.paused_topics WHERE namespace = ?", ns)).containsExactly("dave");
+        assertThat(sql("SELECT count(*) FROM queue.pull(?, 'email')", ns)).containsExactly(0L);
+        assertThat(run("topics", "pause", "email", "-n", ns).out()).contains("topic email was already paused");
+        assertThat(run("topics", "-n", ns).out().lines().toList().get(1)).matches("email\\s+1\\s+0\\s+0\\s+0\\s+1\\s+0\\s+true\\s+true.*");
+        assertThat(run("topics", "-n", ns, "--json").out()).contains("\"paused\": true");
+
+        Run resume = run("topics", "resume", "email", "-n", ns, "--actor", "dave", "--json");
+        assertThat(resume.out()).contains("\"changed\": true");
+        assertThat(sql("SELECT action FROM queue.audit_log WHERE namespace = ? AND actor = 'dave' ORDER BY id", ns))
+                .containsExactly("pause_queue", "resume_queue");
+        assertThat(run("topics", "-n", ns).out().lines().toList().get(1)).contains(" false ");
+
+        Run badTopic = run("topics", "pause", "no spaces", "-n", ns);
+        assertThat(badTopic.exitCode()).isEqualTo(2);
+        assertThat(badTopic.err()).contains("invalid topic", "no spaces");
+    }
+
+    @Test
+    void cancelTakesAPendingMessageOutAndExitsOneWhenThereIsNone() {
+        String ns = newNamespace();
+        long id = push(ns, "email", "");
+
+        Run cancel = run("cancel", String.valueOf(id), "-n", ns, "--actor", "erin");
+        assertThat(cancel.exitCode()).as(cancel.err()).isZero();
+        assertThat(cancel.out()).contains("cancelled message " + id + " as erin");
+        assertThat(sql("SELECT count(*) FROM queue.messages WHERE id = ?", id)).containsExactly(0L);
+        assertThat(sql("SELECT actor FROM queue.audit_log WHERE namespace = ? AND action = 'cancel'", ns)).containsExactly("erin");
+
+        Run again = run("cancel", String.valueOf(id), "-n", ns);
+        assertThat(again.exitCode()).isEqualTo(1);
+        assertThat(again.out()).contains("no pending or running message " + id);
+        assertThat(run("cancel", "0", "-n", ns).err()).contains("invalid id", "0");
+    }
+
+    @Test
+    void findByUniqueKeyAndByHeaderWithinATopicsWindow() {
+        String ns = newNamespace();
+        long keyed = push(ns, "orders", ", p_unique_key := 'order-42'");
+        long tagged = push(ns, "orders", ", p_headers := '{\"tenant\": \"acme\"}'");
+        push(ns, "orders", ", p_headers := '{\"tenant\": \"globex\"}'");
+
+        Run byKey = run("find", "--unique-key", "order-42", "-n", ns);
+        assertThat(byKey.exitCode()).as(byKey.err()).isZero();
+        assertThat(byKey.out().lines().toList()).hasSize(2);
+        assertThat(byKey.out().lines().toList().get(1)).startsWith(keyed + " ").contains("orders", "pending", "order-42");
+
+        Run byHeader = run("find", "--header", "tenant=acme", "--topic", "orders", "-n", ns, "--json");
+        assertThat(byHeader.exitCode()).isZero();
+        assertThat(byHeader.out()).startsWith("[{\"id\": " + tagged).contains("\"headers\": {\"tenant\": \"acme\"}").doesNotContain("globex");
+
+        assertThat(run("find", "--unique-key", "order-43", "-n", ns).exitCode()).isEqualTo(1);
+        Run noTopic = run("find", "--header", "tenant", "-n", ns);
+        assertThat(noTopic.exitCode()).isEqualTo(2);
+        assertThat(noTopic.err()).contains("invalid topic");
+        Run both = run("find", "--header", "tenant", "--unique-key", "k", "-n", ns);
+        assertThat(both.exitCode()).isEqualTo(2);
+        assertThat(both.err()).contains("mutually exclusive");
     }
 
     @Test

@@ -29,9 +29,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * The operator's web page over {@link PostgresOperator}: namespaces and topics, a message's explanation, dead letters
- * (redrive, purge), schedules (pause, resume, run now), live workers and health warnings. Server-rendered HTML, every
- * value escaped, no script.
+ * The operator's web page over {@link PostgresOperator}: namespaces and topics (pause, resume), a message's
+ * explanation (cancel), a search by unique key or header, dead letters (redrive, purge), schedules (pause, resume,
+ * run now), live workers and health warnings. Server-rendered HTML, every value escaped, no script.
  *
  * <p>Mount it in an application's {@link HttpServer} under {@link Builder#basePath(String)}, or run it alone with
  * {@link #start(int)}. Read-only unless {@link Builder#writeToken(String)} is set; a write (POST) then needs the token
@@ -50,6 +50,14 @@ public final class QueueDashboard implements HttpHandler {
     static final int PAGE = 50;
     /** Form bodies are small; a larger one is refused, not read. */
     private static final int MAX_BODY = 64 * 1024;
+    /** Namespaces the overview names, read from the database (by name). */
+    static final int LISTED_NAMESPACES = 100;
+    /** Namespaces the overview shows with their counts when none are configured: each costs a bounded read. */
+    static final int DETAILED_NAMESPACES = 10;
+    /** Rows per state a header search reads: headers have no index, so it searches a window. */
+    static final int SEARCH_WINDOW = 1000;
+    /** Namespaces whose counts are kept between requests at most, so that requests naming others cannot grow the map. */
+    private static final int CACHED_NAMESPACES = 64;
 
     private final PostgresOperator operator;
     private final List<String> namespaces;
@@ -62,7 +70,8 @@ public final class QueueDashboard implements HttpHandler {
     private final Map<String, Counts> counts = new ConcurrentHashMap<>();
 
     /** A namespace's topic counts and the last hour of its per-minute rates, as read at {@code readAt}. */
-    private record Counts(List<PostgresOperator.TopicStats> topics, List<PostgresOperator.TopicRate> rates, Instant readAt) {
+    private record Counts(List<PostgresOperator.TopicStats> topics, List<PostgresOperator.TopicRate> rates,
+                          java.util.Set<String> paused, Instant readAt) {
 
         /** The rates of one topic, or of all with null, per minute slot of the chart. */
         long[][] slots(String topic) {
@@ -72,7 +81,7 @@ public final class QueueDashboard implements HttpHandler {
 
     private QueueDashboard(Builder b) {
         this.operator = b.operator;
-        this.namespaces = List.copyOf(b.namespaces);
+        this.namespaces = b.namespaces == null ? null : List.copyOf(b.namespaces);
         this.token = b.token == null ? null : b.token.getBytes(StandardCharsets.UTF_8);
         this.actor = b.actor;
         this.batchSize = b.batchSize;
@@ -87,7 +96,7 @@ public final class QueueDashboard implements HttpHandler {
     /** What the dashboard shows and may change. */
     public static final class Builder {
         private final PostgresOperator operator;
-        private List<String> namespaces = List.of("default");
+        private List<String> namespaces;
         private String token;
         private String actor = "queue-dashboard";
         private int batchSize = 1000;
@@ -98,7 +107,11 @@ public final class QueueDashboard implements HttpHandler {
             this.operator = operator;
         }
 
-        /** The namespaces the overview lists (default: "default"); other pages take any namespace by parameter. */
+        /**
+         * The namespaces the overview shows with their counts. Default: those in the database (the first
+         * {@value #DETAILED_NAMESPACES} by name; it names up to {@value #LISTED_NAMESPACES}). Other pages take any
+         * namespace by parameter, "default" without one.
+         */
         public Builder namespaces(List<String> namespaces) {
             if (namespaces == null || namespaces.isEmpty() || namespaces.stream().anyMatch(java.util.Objects::isNull)) {
                 throw new InvalidInputException("namespaces", namespaces, "at least one namespace name");
@@ -288,7 +301,9 @@ public final class QueueDashboard implements HttpHandler {
         Map<String, String> query = parse(exchange.getRequestURI().getRawQuery());
         if ("GET".equals(method) || "HEAD".equals(method)) {
             return switch (path) {
-                case "/" -> overview();
+                case "/" -> overview(emptyToNull(query.get("ns")));
+                case "/find" -> find(ns(query), emptyToNull(query.get("topic")), emptyToNull(query.get("key")),
+                        emptyToNull(query.get("header")));
                 case "/topic" -> topic(ns(query), required(query, "topic"));
                 case "/message" -> message(ns(query), id(query.get("id")));
                 case "/dead" -> deadLetters(ns(query), query.get("topic"), after(query.get("after")));
@@ -310,6 +325,9 @@ public final class QueueDashboard implements HttpHandler {
                 case "/schedules/pause" -> scheduleChange(ns, required(form, "name"), "pause", who);
                 case "/schedules/resume" -> scheduleChange(ns, required(form, "name"), "resume", who);
                 case "/schedules/run" -> scheduleChange(ns, required(form, "name"), "run", who);
+                case "/topic/pause" -> topicChange(ns, required(form, "topic"), true, who);
+                case "/topic/resume" -> topicChange(ns, required(form, "topic"), false, who);
+                case "/message/cancel" -> cancel(ns, id(form.get("id")), who);
                 default -> throw new Refused(404, "no action " + path);
             };
         }
@@ -354,8 +372,7 @@ public final class QueueDashboard implements HttpHandler {
     /** The namespace's topic counts and rates, read again once older than countsMaxAge. */
     private Counts counts(String ns) {
         Instant now = Instant.now();
-        if (!namespaces.contains(ns)) {
-            // kept for the configured namespaces only, so that requests naming others cannot grow the map
+        if (!counts.containsKey(ns) && counts.size() >= CACHED_NAMESPACES) {
             return read(ns, now);
         }
         Counts cached = counts.get(ns);
@@ -368,12 +385,26 @@ public final class QueueDashboard implements HttpHandler {
     }
 
     private Counts read(String ns, Instant now) {
-        return new Counts(operator.topics(ns), operator.topicRates(ns, RateChart.MINUTES), now);
+        java.util.Set<String> paused = new java.util.HashSet<>();
+        operator.pausedTopics(ns).forEach(p -> paused.add(p.topic()));
+        return new Counts(operator.topics(ns), operator.topicRates(ns, RateChart.MINUTES), paused, now);
     }
 
-    private String overview() {
-        StringBuilder html = new StringBuilder();
-        for (String ns : namespaces) {
+    private String overview(String selected) {
+        // the database's namespaces, walked from an index and capped: a tenant's login sees its own only
+        List<String> known = operator.namespaces(LISTED_NAMESPACES);
+        List<String> shown = selected != null ? List.of(selected) : namespaces != null ? namespaces
+                : known.isEmpty() ? List.of("default") : known.subList(0, Math.min(DETAILED_NAMESPACES, known.size()));
+        StringBuilder html = new StringBuilder("<p class=\"namespaces\">Namespaces in the database");
+        html.append(known.size() == LISTED_NAMESPACES ? " (the first " + LISTED_NAMESPACES + " by name)" : "").append(": ");
+        if (known.isEmpty()) {
+            html.append("none yet");
+        }
+        for (String ns : known) {
+            html.append("<a href=\"").append(link("/", "ns", ns)).append("\">").append(esc(ns)).append("</a> ");
+        }
+        html.append("</p>");
+        for (String ns : shown) {
             Counts c = counts(ns);
             // the namespace's totals are the sums of its topics': one count of the messages instead of two
             long pending = c.topics().stream().mapToLong(PostgresOperator.TopicStats::pending).sum();
@@ -397,7 +428,8 @@ public final class QueueDashboard implements HttpHandler {
                     .append("<form method=\"get\" action=\"").append(esc(base + "/message")).append("\" class=\"find\">")
                     .append("<input type=\"hidden\" name=\"ns\" value=\"").append(esc(ns)).append("\">")
                     .append("<label>Message id <input name=\"id\" inputmode=\"numeric\" required></label> ")
-                    .append("<button type=\"submit\">Explain</button></form></section>");
+                    .append("<button type=\"submit\">Explain</button></form>")
+                    .append(searchForms(ns, null)).append("</section>");
         }
         int warnings = operator.health(null).size();
         html.append("<p><a href=\"").append(esc(base + "/health")).append("\">health: ")
@@ -423,7 +455,8 @@ public final class QueueDashboard implements HttpHandler {
             String about = t.exact() ? "" : "~";
             html.append("<tr id=\"topic-").append(esc(t.topic())).append("\"><td><a href=\"")
                     .append(link("/topic", "ns", ns, "topic", t.topic())).append("\">")
-                    .append(esc(t.topic())).append("</a></td><td class=\"pending\">").append(about).append(t.pending())
+                    .append(esc(t.topic())).append("</a>").append(c.paused().contains(t.topic()) ? " <span class=\"paused\">paused</span>" : "")
+                    .append("</td><td class=\"pending\">").append(about).append(t.pending())
                     .append("</td><td>").append(about).append(t.running()).append("</td><td>").append(about).append(t.dead())
                     .append("</td><td>").append(t.completed())
                     .append("</td><td class=\"in-minute\">").append(slots[0][RateChart.MINUTES - 2])
@@ -447,7 +480,13 @@ public final class QueueDashboard implements HttpHandler {
         Counts c = counts(ns);
         PostgresOperator.TopicStats stats = c.topics().stream().filter(t -> t.topic().equals(topic)).findFirst()
                 .orElseThrow(() -> new Refused(404, "no topic " + topic + " in namespace " + ns));
-        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, c, List.of(stats))
+        boolean paused = c.paused().contains(topic);
+        String flow = "<p class=\"flow\">" + (paused ? "Paused: no message of this topic starts until it is resumed; running ones finish. "
+                : "Running. ") + "<form method=\"post\" class=\"" + (paused ? "resume" : "pause") + "\" action=\""
+                + esc(base + "/topic/" + (paused ? "resume" : "pause")) + "\">" + hidden("ns", ns) + hidden("topic", topic) + tokenField()
+                + "<button type=\"submit\">" + (paused ? "resume" : "pause") + " topic</button></form></p>";
+        return page("Topic " + topic + " (" + ns + ")", topicTable(ns, c, List.of(stats)) + flow
+                + searchForms(ns, topic)
                 + RateChart.svg("messages in and out per minute, last hour, topic " + topic, c.slots(topic))
                 + deadTable(ns, topic, operator.deadLetters(ns, topic, 0, PAGE))
                 + "<p><a href=\"" + link("/dead", "ns", ns, "topic", topic) + "\">all dead letters of " + esc(topic) + "</a></p>");
@@ -479,7 +518,95 @@ public final class QueueDashboard implements HttpHandler {
                 html.append("<dt>").append(esc(k)).append("</dt><dd>").append(esc(String.valueOf(v))).append("</dd>");
             }
         });
-        return page("Message " + id + " (" + ns + ")", html.append("</dl>").toString());
+        html.append("</dl>");
+        if ("pending".equals(e.state()) || "running".equals(e.state())) {
+            html.append("<form method=\"post\" class=\"cancel\" action=\"").append(esc(base + "/message/cancel")).append("\">")
+                    .append(hidden("ns", ns)).append(hidden("id", String.valueOf(id))).append(tokenField())
+                    .append("<button type=\"submit\">cancel message</button></form> <small>(it leaves the queue without running")
+                    .append("running".equals(e.state()) ? "; its handler is told to stop and its result will not count" : "")
+                    .append(")</small>");
+        }
+        return page("Message " + id + " (" + ns + ")", html.toString());
+    }
+
+    /** The search forms: by unique key (every topic, or this one), and by header within one topic's window. */
+    private String searchForms(String ns, String topic) {
+        StringBuilder html = new StringBuilder("<div class=\"search\"><form method=\"get\" class=\"find-key\" action=\"")
+                .append(esc(base + "/find")).append("\">").append(hidden("ns", ns)).append(topic == null ? "" : hidden("topic", topic))
+                .append("<label>Unique key <input name=\"key\" required></label> <button type=\"submit\">Find</button></form>");
+        if (topic != null) {
+            html.append("<form method=\"get\" class=\"find-header\" action=\"").append(esc(base + "/find")).append("\">")
+                    .append(hidden("ns", ns)).append(hidden("topic", topic))
+                    .append("<label>Header <input name=\"header\" placeholder=\"name=value\" required></label> ")
+                    .append("<button type=\"submit\">Find</button></form>");
+        }
+        return html.append("</div>").toString();
+    }
+
+    /** A bounded search by unique key or by header ("name" or "name=value", within one topic's window). */
+    private String find(String ns, String topic, String key, String header) {
+        if ((key == null) == (header == null)) {
+            throw new InvalidInputException(key == null ? "key" : "header", key == null ? null : header,
+                    "exactly one of key (a unique key) and header (name or name=value)");
+        }
+        List<PostgresOperator.FoundMessage> rows;
+        String searched;
+        String title;
+        if (key != null) {
+            rows = operator.findByUniqueKey(ns, topic, key, PAGE);
+            title = "Unique key " + key + " (" + ns + ")";
+            searched = "Searched by unique key " + (topic == null ? "in every topic (up to " + PostgresOperator.MAX_TOPICS + ")"
+                    : "in topic " + topic) + ": the live message holding it, and the dead letters and archived messages that "
+                    + "had it (archived only when the queue archives completed messages).";
+        } else {
+            if (topic == null) {
+                throw new InvalidInputException("topic", null, "a topic: a header search reads a window of one topic's messages");
+            }
+            int eq = header.indexOf('=');
+            String name = eq < 0 ? header : header.substring(0, eq);
+            String value = eq < 0 ? null : header.substring(eq + 1);
+            rows = operator.findByHeader(ns, topic, name, value, SEARCH_WINDOW, PAGE);
+            title = "Header " + header + " (" + ns + ")";
+            searched = "Searched only a window of topic " + topic + ", since headers have no index: the next " + SEARCH_WINDOW
+                    + " pending messages in claim order, up to " + SEARCH_WINDOW + " running ones, and the newest " + SEARCH_WINDOW
+                    + " dead letters and archived messages. A message outside that window is not found.";
+        }
+        StringBuilder html = new StringBuilder("<p class=\"searched\">").append(esc(searched))
+                .append(rows.size() == PAGE ? esc(" Showing the first " + PAGE + " matches.") : "").append("</p>");
+        if (rows.isEmpty()) {
+            html.append("<p class=\"empty\">No message found.</p>");
+        } else {
+            html.append("<table class=\"found\"><tr><th>Id</th><th>Topic</th><th>State</th><th>Unique key</th><th>Headers</th>"
+                    + "<th>Attempts</th><th>Published</th><th>Failed or completed</th><th>Last error</th></tr>");
+            for (PostgresOperator.FoundMessage m : rows) {
+                String id = String.valueOf(m.id());
+                html.append("<tr id=\"found-").append(id).append("\"><td><a href=\"").append(link("/message", "ns", ns, "id", id))
+                        .append("\">").append(id).append("</a></td><td>").append(esc(m.topic())).append("</td><td>").append(esc(m.state()))
+                        .append("</td><td>").append(esc(m.uniqueKey())).append("</td><td><code>").append(esc(m.headers()))
+                        .append("</code></td><td>").append(m.attempts()).append(" of ").append(m.maxAttempts()).append("</td><td>")
+                        .append(time(m.publishedAt())).append("</td><td>").append(time(m.finishedAt())).append("</td><td>")
+                        .append(esc(m.lastError())).append("</td></tr>");
+            }
+            html.append("</table>");
+        }
+        return page(title, html.toString());
+    }
+
+    private String topicChange(String ns, String topic, boolean pause, String who) {
+        boolean changed = pause ? operator.pauseTopic(ns, topic, who) : operator.resumeTopic(ns, topic, who);
+        counts.remove(ns);
+        String result = pause ? (changed ? "Paused topic " + topic + "." : "Topic " + topic + " was already paused.")
+                : (changed ? "Resumed topic " + topic + "." : "Topic " + topic + " was not paused.");
+        return page("Topic " + topic, "<p class=\"result\">" + esc(result) + "</p><p><a href=\"" + link("/topic", "ns", ns, "topic", topic)
+                + "\">back to the topic</a></p>");
+    }
+
+    private String cancel(String ns, long id, String who) {
+        boolean cancelled = operator.cancel(ns, id, who);
+        counts.remove(ns);
+        String result = cancelled ? "Cancelled message " + id + "." : "Message " + id + " was not pending or running: nothing cancelled.";
+        return page("Message " + id, "<p class=\"result\">" + esc(result) + "</p><p><a href=\"" + link("/message", "ns", ns, "id",
+                String.valueOf(id)) + "\">the message</a></p>");
     }
 
     private String deadLetters(String ns, String topic, long after) {
@@ -694,7 +821,7 @@ public final class QueueDashboard implements HttpHandler {
 
     private String ns(Map<String, String> params) {
         String ns = params.get("ns");
-        return ns == null || ns.isEmpty() ? namespaces.get(0) : ns;
+        return ns != null && !ns.isEmpty() ? ns : namespaces != null ? namespaces.get(0) : "default";
     }
 
     private static String required(Map<String, String> params, String name) {

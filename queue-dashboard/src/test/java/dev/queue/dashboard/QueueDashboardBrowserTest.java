@@ -43,6 +43,7 @@ class QueueDashboardBrowserTest {
     private WebDriverWait wait;
     private Path screenshots;
     private String missing;
+    private long orderId;
 
     @BeforeAll
     void start() throws Exception {
@@ -63,7 +64,7 @@ class QueueDashboardBrowserTest {
 
         db = new Database();
         db.push(NS, "email", "");
-        db.push(NS, "email", "");
+        orderId = db.push(NS, "email", ", p_unique_key := 'order-1001'");
         db.push(NS, "reports", ", p_run_at := now() - interval '1 hour'");
         db.dead(NS, "sms", "no route to +44 20 7946 0000");
         db.dead(NS, "billing", "card declined");
@@ -193,6 +194,45 @@ class QueueDashboardBrowserTest {
         assertThat(text()).contains("Resumed schedule nightly.");
         browser.findElement(By.linkText("schedules")).click();
         wait.until(ExpectedConditions.textToBe(state, "active"));
+    }
+
+    @Test
+    void findsAMessageByItsUniqueKeyAndOpensIt() {
+        open("/");
+        heading("Overview");
+        browser.findElement(By.cssSelector("form.find-key input[name=key]")).sendKeys("order-1001");
+        browser.findElement(By.cssSelector("form.find-key button")).click();
+        heading("Unique key order-1001 (shop)");
+        assertThat(browser.findElement(By.className("searched")).getText()).contains("every topic");
+        browser.findElement(By.cssSelector("#found-" + orderId + " a")).click();
+        heading("Message " + orderId + " (shop)");
+        assertThat(browser.findElement(By.className("facts")).getText()).contains("unique key", "order-1001", "pending");
+    }
+
+    @Test
+    void pausesAndResumesATopic() {
+        open("/topic?ns=" + NS + "&topic=reports");
+        heading("Topic reports (shop)");
+        browser.findElement(By.cssSelector("form.pause input[name=token]")).sendKeys(TOKEN);
+        browser.findElement(By.cssSelector("form.pause button")).click();
+        heading("Topic reports");
+        assertThat(text()).contains("Paused topic reports.");
+        browser.findElement(By.linkText("back to the topic")).click();
+        heading("Topic reports (shop)");
+        assertThat(browser.findElement(By.className("flow")).getText()).startsWith("Paused");
+        open("/");
+        heading("Overview");
+        assertThat(browser.findElement(By.cssSelector("#topic-reports .paused")).getText()).isEqualTo("paused");
+
+        open("/topic?ns=" + NS + "&topic=reports");
+        heading("Topic reports (shop)");
+        browser.findElement(By.cssSelector("form.resume input[name=token]")).sendKeys(TOKEN);
+        browser.findElement(By.cssSelector("form.resume button")).click();
+        heading("Topic reports");
+        assertThat(text()).contains("Resumed topic reports.");
+        open("/");
+        heading("Overview");
+        assertThat(browser.findElements(By.cssSelector("#topic-reports .paused"))).isEmpty();
     }
 
     @Test

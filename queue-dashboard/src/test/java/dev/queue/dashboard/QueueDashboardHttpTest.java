@@ -258,12 +258,13 @@ class QueueDashboardHttpTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"/dead/redrive", "/dead/purge", "/schedules/pause", "/schedules/resume", "/schedules/run"})
+    @ValueSource(strings = {"/dead/redrive", "/dead/purge", "/schedules/pause", "/schedules/resume", "/schedules/run", "/topic/pause",
+            "/topic/resume", "/message/cancel"})
     void everyWriteRefusesAMissingTokenAndAnotherSiteAndChangesNothing(String path) throws Exception {
         String ns = newNamespace();
         long id = db.dead(ns, "billing", "card declined");
         db.schedule(ns, "nightly", "reports");
-        Map<String, String> form = Map.of("ns", ns, "id", String.valueOf(id), "name", "nightly", "confirm", "yes");
+        Map<String, String> form = Map.of("ns", ns, "id", String.valueOf(id), "name", "nightly", "topic", "billing", "confirm", "yes");
         Map<String, String> withToken = new HashMap<>(form);
         withToken.put("token", TOKEN);
         // compared with before, not zero: the setup's own calls may be audited too
@@ -279,7 +280,77 @@ class QueueDashboardHttpTest {
         assertThat(db.sql("SELECT count(*) FROM queue.dead_letters WHERE namespace = ?", ns)).containsExactly(1L);
         assertThat(db.sql("SELECT count(*) FROM queue.messages WHERE namespace = ?", ns)).containsExactly(0L);
         assertThat(db.sql("SELECT paused FROM queue.schedules WHERE namespace = ?", ns)).containsExactly(false);
+        assertThat(db.sql("SELECT count(*) FROM queue.paused_topics WHERE namespace = ?", ns)).containsExactly(0L);
         assertThat(db.sql("SELECT count(*) FROM queue.audit_log WHERE namespace = ?", ns)).isEqualTo(audited);
+    }
+
+    @Test
+    void overviewNamesTheDatabasesNamespacesAndShowsOneByParameter() throws Exception {
+        String withTopic = newNamespace();
+        String withSchedule = newNamespace();
+        db.push(withTopic, "email", "");
+        db.schedule(withSchedule, "nightly", "reports");
+        try (var server = QueueDashboard.builder(db.operator).build().start(0)) {
+            String overview = get(server, "/").body();
+            assertThat(overview).contains("Namespaces in the database", "href=\"/?ns=" + withTopic + "\"",
+                    "href=\"/?ns=" + withSchedule + "\"");
+            String one = get(server, "/?ns=" + withTopic).body();
+            assertThat(one).contains("<h2>Namespace " + withTopic + "</h2>", "pending <b>1</b>")
+                    .doesNotContain("<h2>Namespace " + withSchedule + "</h2>");
+            assertThat(get(server, "/?ns=no%20spaces").statusCode()).isEqualTo(400);
+        }
+    }
+
+    @Test
+    void findsByUniqueKeyAndByHeaderSayingWhatWasSearched() throws Exception {
+        String ns = newNamespace();
+        long keyed = db.push(ns, "orders", ", p_unique_key := 'order-42'");
+        long tagged = db.push(ns, "orders", ", p_headers := '{\"tenant\": \"acme\"}'");
+        db.push(ns, "orders", ", p_headers := '{\"tenant\": \"globex\"}'");
+        try (var server = serve(ns, null)) {
+            assertThat(get(server, "/topic?ns=" + ns + "&topic=orders").body()).contains("class=\"find-key\"", "class=\"find-header\"");
+            String byKey = get(server, "/find?ns=" + ns + "&key=order-42").body();
+            assertThat(byKey).contains("Searched by unique key in every topic", "id=\"found-" + keyed + "\"",
+                    "href=\"/message?ns=" + ns + "&amp;id=" + keyed + "\"").doesNotContain("found-" + tagged);
+            String byHeader = get(server, "/find?ns=" + ns + "&topic=orders&header=tenant%3Dacme").body();
+            assertThat(byHeader).contains("Searched only a window of topic orders", "id=\"found-" + tagged + "\"")
+                    .doesNotContain("globex").doesNotContain("found-" + keyed);
+            assertThat(get(server, "/find?ns=" + ns + "&key=order-43").body()).contains("No message found.");
+
+            HttpResponse<String> noTopic = get(server, "/find?ns=" + ns + "&header=tenant");
+            assertThat(noTopic.statusCode()).isEqualTo(400);
+            assertThat(noTopic.body()).contains("invalid topic");
+            HttpResponse<String> badHeader = get(server, "/find?ns=" + ns + "&topic=orders&header=no%20spaces%3Dx");
+            assertThat(badHeader.statusCode()).isEqualTo(400);
+            assertThat(badHeader.body()).contains("invalid header", "no spaces");
+        }
+    }
+
+    @Test
+    void pausesAndResumesATopicAndCancelsAMessageRecordingTheActor() throws Exception {
+        String ns = newNamespace();
+        long id = db.push(ns, "email", "");
+        try (var server = serve(ns, TOKEN)) {
+            Map<String, String> form = Map.of("ns", ns, "topic", "email", "token", TOKEN);
+            assertThat(get(server, "/topic?ns=" + ns + "&topic=email").body()).contains("class=\"pause\"", "pause topic");
+            assertThat(post(server, "/topic/pause", self(server), form).body()).contains("Paused topic email.");
+            assertThat(db.sql("SELECT paused_by FROM queue.paused_topics WHERE namespace = ?", ns))
+                    .containsExactly("queue-dashboard from 127.0.0.1");
+            assertThat(get(server, "/").body()).contains("email</a> <span class=\"paused\">paused</span>");
+            assertThat(get(server, "/topic?ns=" + ns + "&topic=email").body()).contains("Paused: no message", "resume topic");
+            assertThat(post(server, "/topic/pause", self(server), form).body()).contains("was already paused");
+            assertThat(post(server, "/topic/resume", self(server), form).body()).contains("Resumed topic email.");
+            assertThat(get(server, "/").body()).doesNotContain("class=\"paused\"");
+
+            assertThat(get(server, "/message?ns=" + ns + "&id=" + id).body()).contains("class=\"cancel\"", "cancel message");
+            Map<String, String> cancel = Map.of("ns", ns, "id", String.valueOf(id), "token", TOKEN);
+            assertThat(post(server, "/message/cancel", self(server), cancel).body()).contains("Cancelled message " + id + ".");
+            assertThat(post(server, "/message/cancel", self(server), cancel).body()).contains("was not pending or running");
+            assertThat(get(server, "/message?ns=" + ns + "&id=" + id).body()).doesNotContain("class=\"cancel\"");
+            assertThat(db.sql("SELECT action || ' ' || actor FROM queue.audit_log WHERE namespace = ? ORDER BY id", ns))
+                    .containsExactly("pause_queue queue-dashboard from 127.0.0.1", "resume_queue queue-dashboard from 127.0.0.1",
+                            "cancel queue-dashboard from 127.0.0.1");
+        }
     }
 
     @Test

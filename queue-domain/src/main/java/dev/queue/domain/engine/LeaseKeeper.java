@@ -88,6 +88,26 @@ final class LeaseKeeper {
         }
     }
 
+    /**
+     * Extends one lease now, on a notice that its message may have been cancelled elsewhere; a lease found gone
+     * asks the handler to stop. The notice alone decides nothing: whoever may LISTEN on the channel may NOTIFY on
+     * it too, so only the store says whether the message is still held.
+     */
+    void checkNow(HeldMessage entry) {
+        if (!entry.started() || entry.leaseUntil == null) {
+            return;
+        }
+        Instant clockNow = clock.now();
+        Set<Long> extended = namespace.extendLeases(List.of(NamespaceService.leaseOf(entry.delivery)), lease);
+        if (extended.contains(entry.id())) {
+            entry.leaseUntil = clockNow.plus(lease);
+        } else if (!entry.handlerDone) {
+            log.info("message {} (topic {}, namespace {}): cancelled or its lease lost; its handler is asked to stop",
+                    entry.delivery.id(), entry.delivery.topic(), entry.delivery.namespace());
+            entry.leaseUntil = null;
+        }
+    }
+
     static Duration min(Duration a, Duration b) {
         return a.compareTo(b) <= 0 ? a : b;
     }

@@ -63,6 +63,7 @@ final class SubscriberRuntime implements Subscription {
     private AckBatcher acks;
     private Thread dispatcherThread;
     private WakeUps.Registration wakeRegistration;
+    private WakeUps.Registration cancelRegistration;
     private AutoCloseable clockRegistration;
 
     SubscriberRuntime(NamespaceService namespace, Environment environment, Subscriber<?> subscriber, String worker) {
@@ -95,6 +96,7 @@ final class SubscriberRuntime implements Subscription {
                 environment.clock(), held, leases, run, handlers, acks, label);
         dispatcher = loop;
         wakeRegistration = environment.wakeUps().listen(namespace.name(), topics, loop::wake);
+        cancelRegistration = environment.wakeUps().listenForCancels(namespace.name(), this::cancelNoticed);
         clockRegistration = environment.clock().onAdvance(loop::wake);
         dispatcherThread = daemonThreads(label + "-dispatch").newThread(loop::run);
         dispatcherThread.start();
@@ -116,6 +118,25 @@ final class SubscriberRuntime implements Subscription {
         if (loop != null && namespace.name().equals(namespaceName)) {
             loop.wake();
         }
+    }
+
+    /**
+     * A notice from the wake-up channel that a message may have been cancelled elsewhere: if this subscription runs
+     * it, its lease is checked at once (off the listener's thread), and a lease found gone asks the handler to stop.
+     */
+    private void cancelNoticed(long id) {
+        HeldMessage entry = held.get(id);
+        if (entry == null || closing) {
+            return;
+        }
+        java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                leases.checkNow(entry);
+            } catch (RuntimeException e) {
+                // the next regular extension finds it instead
+                log.debug("subscriber {}: checking the lease of message {} after a cancel notice failed: {}", label, id, e.toString());
+            }
+        });
     }
 
     /** Marks the message cancelled if this subscription holds it, so its handler's context says so. */
@@ -167,6 +188,9 @@ final class SubscriberRuntime implements Subscription {
         try {
             if (wakeRegistration != null) {
                 wakeRegistration.close();
+            }
+            if (cancelRegistration != null) {
+                cancelRegistration.close();
             }
             if (clockRegistration != null) {
                 clockRegistration.close();

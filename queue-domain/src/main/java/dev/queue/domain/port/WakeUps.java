@@ -1,6 +1,7 @@
 package dev.queue.domain.port;
 
 import java.util.Collection;
+import java.util.function.LongConsumer;
 
 /**
  * "Something may be ready on one of these topics." Only a hint: a lost wake-up costs latency, never a
@@ -11,6 +12,15 @@ public interface WakeUps {
 
     /** Calls {@code onWake} (on any thread, possibly spuriously) when topics of the namespace may have work. */
     Registration listen(String namespace, Collection<String> topics, Runnable onWake);
+
+    /**
+     * Calls {@code onCancel} with the id of a running message of the namespace that was cancelled elsewhere (another
+     * process, SQL), so that its handler hears of it at once. Only a hint too: without it the handler hears of the
+     * cancel at its next lease extension. Wake-ups that cannot carry it keep this default, which never calls.
+     */
+    default Registration listenForCancels(String namespace, LongConsumer onCancel) {
+        return () -> { };
+    }
 
     /** Stops one listener. */
     interface Registration extends AutoCloseable {
