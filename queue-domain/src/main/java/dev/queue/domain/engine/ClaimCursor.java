@@ -42,6 +42,7 @@ final class ClaimCursor {
      * What the next claim resumes after, the topic where it looks behind the position instead, and the topics it
      * claims from: all of the subscription's, or when it looks behind one, those up to that one (a later topic's
      * messages must not come before those after the position of an earlier one, which this claim leaves out).
+     * {@code after} is the cursor's own map, not a copy: the claim command copies it.
      */
     record Next(Map<String, ClaimPosition> after, Set<String> behind, List<String> topics) {
 
@@ -97,12 +98,12 @@ final class ClaimCursor {
             String topic = topics.get(i);
             if (sweepsTaken.remove(topic) && positions.containsKey(topic)) {
                 looksBehind = true;
-                return new Next(Map.copyOf(positions), Set.of(topic), List.copyOf(topics.subList(0, i + 1)));
+                return new Next(positions, Set.of(topic), List.copyOf(topics.subList(0, i + 1)));
             }
         }
         sweepsTaken.clear();
         looksBehind = false;
-        return new Next(Map.copyOf(positions), Set.of(), topics);
+        return new Next(positions, Set.of(), topics);
     }
 
     /**
