@@ -9,6 +9,7 @@ import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
+import dev.queue.api.TopicLimits;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.CancelCommand;
@@ -36,6 +37,8 @@ import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicLimitsCommand;
+import dev.queue.domain.port.TopicLimitsQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.Lifecycle;
 import dev.queue.domain.time.SystemClock;
@@ -225,6 +228,11 @@ public final class InMemoryMessageStore implements MessageStore {
                 if (topic == null || ns.paused.contains(topicName)) {
                     continue;
                 }
+                TopicLimits limits = ns.limits.get(topicName);
+                if (limits != null) {
+                    claimLimited(ns, topic, limits, command, now, leaseUntil, claimed);
+                    continue;
+                }
                 for (int priority = 0; priority < PRIORITIES && claimed.size() < command.limit(); priority++) {
                     TreeSet<Msg> bucket = topic.pending[priority];
                     while (claimed.size() < command.limit() && !bucket.isEmpty() && !bucket.first().runAt.isAfter(now)) {
@@ -248,6 +256,142 @@ public final class InMemoryMessageStore implements MessageStore {
             return claimed;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Claims from a limited topic, the caller holding the lock: at most the room its running limit and its rate
+     * leave, stepping over candidates of full partitions (at most {@link #scanBound} of them), in claim order.
+     */
+    private void claimLimited(NamespaceState ns, TopicState topic, TopicLimits limits, ClaimCommand command, Instant now,
+                              Instant leaseUntil, List<ClaimedMessage> claimed) {
+        int room = command.limit() - claimed.size();
+        if (limits.maxRunning().isPresent()) {
+            room = Math.min(room, limits.maxRunning().getAsInt() - topic.running);
+        }
+        Bucket topicBucket = null;
+        double topicTokens = 0;
+        if (limits.rate().isPresent()) {
+            topicBucket = ns.buckets.computeIfAbsent(bucketKey(topic.name, null), k -> new Bucket());
+            topicTokens = topicBucket.tokensAt(now, limits.rate().get());
+            room = Math.min(room, (int) Math.floor(topicTokens));
+        }
+        String header = limits.partition().map(TopicLimits.Partition::name).orElse(null);
+        if (limits.ratePerPartition().isPresent()) {
+            Duration period = limits.ratePerPartition().get().period();
+            ns.buckets.entrySet().removeIf(e -> e.getKey().startsWith(topic.name + "\u0000p")
+                    && !e.getValue().refilledAt.isAfter(now.minus(period)));
+        }
+        if (room <= 0) {
+            return;
+        }
+        Map<String, Integer> runningByPartition = new HashMap<>();
+        if (limits.maxRunningPerPartition().isPresent()) {
+            for (Msg msg : leases) {
+                if (msg.topic == topic) {
+                    runningByPartition.merge(partition(msg, header), 1, Integer::sum);
+                }
+            }
+        }
+        Map<String, Double> partitionTokens = new HashMap<>();
+        Map<String, Integer> takenByPartition = new HashMap<>();
+        int scan = header == null ? room : scanBound(room);
+        List<Msg> picked = new ArrayList<>();
+        List<Msg> candidates = new ArrayList<>();
+        for (int priority = 0; priority < PRIORITIES && candidates.size() < scan; priority++) {
+            for (Msg msg : topic.pending[priority]) {
+                if (msg.runAt.isAfter(now) || candidates.size() >= scan) {
+                    break;
+                }
+                candidates.add(msg);
+            }
+        }
+        for (Msg msg : candidates) {
+            if (picked.size() >= room) {
+                break;
+            }
+            String part = partition(msg, header);
+            int taken = takenByPartition.getOrDefault(part, 0);
+            if (limits.maxRunningPerPartition().isPresent()
+                    && runningByPartition.getOrDefault(part, 0) + taken >= limits.maxRunningPerPartition().getAsInt()) {
+                continue;
+            }
+            if (limits.ratePerPartition().isPresent()) {
+                double tokens = partitionTokens.computeIfAbsent(part, p -> ns.buckets.getOrDefault(bucketKey(topic.name, p),
+                        new Bucket()).tokensAt(now, limits.ratePerPartition().get()));
+                if (taken + 1 > Math.floor(tokens)) {
+                    continue;
+                }
+            }
+            takenByPartition.put(part, taken + 1);
+            picked.add(msg);
+        }
+        for (Msg msg : picked) {
+            topic.removePending(msg);
+            msg.attempts++;
+            msg.worker = command.worker();
+            msg.attemptStartedAt = micros(now);
+            msg.leaseToken = command.leaseToken();
+            msg.leaseUntil = leaseUntil;
+            startRunning(msg);
+            claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers, msg.priority,
+                    msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil, msg.publishedAt, msg.runAt,
+                    true));
+        }
+        if (topicBucket != null) {
+            topicBucket.spend(now, topicTokens, picked.size());
+        }
+        if (limits.ratePerPartition().isPresent()) {
+            takenByPartition.forEach((part, taken) -> ns.buckets.computeIfAbsent(bucketKey(topic.name, part),
+                    k -> new Bucket()).spend(now, partitionTokens.get(part), taken));
+        }
+    }
+
+    /** How many candidates a claim under per-partition limits looks at, at most: the same bound as PostgreSQL's. */
+    static int scanBound(int room) {
+        return Math.max(1000, 20 * room);
+    }
+
+    private static String partition(Msg msg, String header) {
+        if (header == null) {
+            return "";
+        }
+        String value = msg.headers.get(header);
+        return value == null ? "" : value;
+    }
+
+    /** The topic's bucket (partition null) or a partition's, in {@link NamespaceState#buckets}. */
+    private static String bucketKey(String topic, String partition) {
+        return partition == null ? topic + "\u0000t" : topic + "\u0000p" + partition;
+    }
+
+    /** A token bucket: {@code tokens} at {@code refilledAt}; without a spend yet, full. */
+    private static final class Bucket {
+        double tokens = -1;
+        Instant refilledAt;
+
+        double tokensAt(Instant now, TopicLimits.Rate rate) {
+            if (refilledAt == null) {
+                return rate.starts();
+            }
+            long elapsed = Math.max(0, ChronoUnit.MICROS.between(refilledAt, now));
+            long periodMicros = rate.period().toNanos() / 1_000;
+            return Math.min(rate.starts(), tokens + (double) elapsed * rate.starts() / periodMicros);
+        }
+
+        void spend(Instant now, double available, int spent) {
+            tokens = available - spent;
+            refilledAt = now;
+        }
+
+        /** When the bucket holds a whole token again, if it holds none now. */
+        Instant nextTokenAt(TopicLimits.Rate rate) {
+            if (refilledAt == null || tokens >= 1) {
+                return null;
+            }
+            long periodMicros = rate.period().toNanos() / 1_000;
+            long micros = (long) Math.ceil((1 - tokens) * periodMicros / rate.starts());
+            return refilledAt.plus(micros, ChronoUnit.MICROS);
         }
     }
 
@@ -545,6 +689,49 @@ public final class InMemoryMessageStore implements MessageStore {
         return changed;
     }
 
+    /** Under the lock every claim takes, so once limits are stored every claim counts against them. */
+    @Override
+    public boolean topicSetLimits(TopicLimitsCommand command) {
+        boolean changed;
+        lock.lock();
+        try {
+            NamespaceState ns = namespace(command.namespace());
+            String topic = command.topic();
+            TopicLimits old = ns.limits.get(topic);
+            TopicLimits limits = command.limits();
+            if (limits.isNone()) {
+                changed = ns.limits.remove(topic) != null;
+                ns.buckets.keySet().removeIf(key -> key.startsWith(topic + "\u0000"));
+            } else {
+                changed = !limits.equals(old);
+                ns.limits.put(topic, limits);
+                if (old != null && !old.partition().equals(limits.partition()) || limits.ratePerPartition().isEmpty()) {
+                    ns.buckets.keySet().removeIf(key -> key.startsWith(topic + "\u0000p"));
+                }
+                if (limits.rate().isEmpty()) {
+                    ns.buckets.remove(bucketKey(topic, null));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (changed) {
+            wakeUps.signal(List.of(new TopicKey(command.namespace(), command.topic())));
+        }
+        return changed;
+    }
+
+    @Override
+    public Map<String, TopicLimits> topicListLimits(TopicLimitsQuery query) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(query.namespace());
+            return ns == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(ns.limits));
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public List<String> topicListPaused(PausedTopicsQuery query) {
         lock.lock();
@@ -677,6 +864,19 @@ public final class InMemoryMessageStore implements MessageStore {
                         earliest = next.runAt;
                     }
                 }
+                // a rate-limited topic with an empty bucket: its next start is allowed then
+                TopicLimits limits = ns.limits.get(name);
+                if (limits != null) {
+                    Instant now = now(query.time());
+                    for (Map.Entry<String, Bucket> entry : ns.buckets.entrySet()) {
+                        TopicLimits.Rate rate = entry.getKey().equals(bucketKey(name, null)) ? limits.rate().orElse(null)
+                                : entry.getKey().startsWith(name + "\u0000p") ? limits.ratePerPartition().orElse(null) : null;
+                        Instant token = rate == null ? null : entry.getValue().nextTokenAt(rate);
+                        if (token != null && token.isAfter(now) && (earliest == null || token.isBefore(earliest))) {
+                            earliest = token;
+                        }
+                    }
+                }
             }
             return Optional.ofNullable(earliest);
         } finally {
@@ -806,6 +1006,10 @@ public final class InMemoryMessageStore implements MessageStore {
         final TreeMap<Long, Msg> dead = new TreeMap<>();
         /** Paused topics, by name: claims skip them. */
         final TreeSet<String> paused = new TreeSet<>();
+        /** Limited topics, by name. */
+        final TreeMap<String, TopicLimits> limits = new TreeMap<>();
+        /** The token buckets of rate-limited topics and their partitions, by {@link #bucketKey}. */
+        final Map<String, Bucket> buckets = new HashMap<>();
 
         NamespaceState(String name) {
             this.name = name;

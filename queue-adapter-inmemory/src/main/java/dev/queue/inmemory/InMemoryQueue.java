@@ -40,15 +40,23 @@ public final class InMemoryQueue implements Queue {
     private final ManualClock manualClock;
     private final InMemoryWorkerRegistry workers;
 
+    private final InMemoryScheduleStore schedules;
+
     private InMemoryQueue(Clock clock, ManualClock manualClock, QueueOptions options, boolean manualDispatch) {
+        this(clock, manualClock, options, manualDispatch, null);
+    }
+
+    private InMemoryQueue(Clock clock, ManualClock manualClock, QueueOptions options, boolean manualDispatch,
+                          InMemoryQueue sharing) {
         InvalidInputException.requireNonNull(options, "options", "QueueOptions, for example QueueOptions.defaults()");
-        InMemoryWakeUps wakeUps = new InMemoryWakeUps();
-        this.store = new InMemoryMessageStore(clock, wakeUps);
+        InMemoryWakeUps wakeUps = sharing == null ? new InMemoryWakeUps() : sharing.store.wakeUps();
+        this.store = sharing == null ? new InMemoryMessageStore(clock, wakeUps) : sharing.store;
+        this.schedules = sharing == null ? new InMemoryScheduleStore(store) : sharing.schedules;
         this.manualClock = manualClock;
-        this.workers = new InMemoryWorkerRegistry(clock);
+        this.workers = sharing == null ? new InMemoryWorkerRegistry(clock) : sharing.workers;
         this.engine = QueueEngine.builder()
                 .store(store)
-                .scheduleStore(new InMemoryScheduleStore(store))
+                .scheduleStore(schedules)
                 .wakeUps(wakeUps)
                 .clock(clock)
                 .options(options)
@@ -86,6 +94,16 @@ public final class InMemoryQueue implements Queue {
     public static InMemoryQueue threaded(ManualClock clock, QueueOptions options) {
         InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
         return new InMemoryQueue(new ManualTime(clock), clock, options, false);
+    }
+
+    /**
+     * Another queue over {@code first}'s store, as another replica of the fleet would be: its own subscriptions and
+     * engine, the same messages, schedules and wake-ups. On a manual clock, with subscribers on their own threads.
+     */
+    public static InMemoryQueue threadedSharing(InMemoryQueue first, ManualClock clock, QueueOptions options) {
+        InvalidInputException.requireNonNull(first, "first", "the queue whose store to share");
+        InvalidInputException.requireNonNull(clock, "clock", "a ManualClock, for example ManualClock.startingNow()");
+        return new InMemoryQueue(new ManualTime(clock), clock, options, false, first);
     }
 
     @Override

@@ -12,4 +12,9 @@ public final class InMemoryQueueFactory implements QueueFactory {
     public Queue create(ManualClock clock, QueueOptions options) {
         return InMemoryQueue.threaded(clock, options);
     }
+
+    @Override
+    public Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+        return InMemoryQueue.threadedSharing((InMemoryQueue) first, clock, options);
+    }
 }

@@ -5,8 +5,19 @@ import org.apache.ibatis.annotations.Param;
 import java.time.Instant;
 import java.util.List;
 
-/** The flow control area of {@code FlowControlMapper.xml}, over the engine functions of migration 14. */
+/** The flow control area of {@code FlowControlMapper.xml}, over the engine functions of migrations 14 and 23. */
 interface FlowControlMapper {
+
+    /** A topic's limits as migration 23 stores them; null columns are limits not set. */
+    record Limits(String topic, Integer maxRunning, String partitionKind, String partitionName,
+                  Integer maxRunningPerPartition, Integer rateStarts, Long ratePeriodMicros, Integer partitionRateStarts,
+                  Long partitionRatePeriodMicros) {
+    }
+
+    /** Sets (every limit null: clears) a topic's limits; true when they changed. */
+    boolean setLimits(@Param("namespace") String namespace, @Param("limits") Limits limits, @Param("now") Instant now);
+
+    List<Limits> limits(@Param("namespace") String namespace);
 
     boolean setPaused(@Param("namespace") String namespace, @Param("topic") String topic, @Param("paused") boolean paused,
                       @Param("now") Instant now);

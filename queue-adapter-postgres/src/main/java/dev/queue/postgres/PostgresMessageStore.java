@@ -9,6 +9,7 @@ import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
+import dev.queue.api.TopicLimits;
 import dev.queue.api.TopicStats;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.CancelCommand;
@@ -36,6 +37,8 @@ import dev.queue.domain.port.RetryCommand;
 import dev.queue.domain.port.SnoozeCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
+import dev.queue.domain.port.TopicLimitsCommand;
+import dev.queue.domain.port.TopicLimitsQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
@@ -45,6 +48,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -53,6 +57,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The {@link MessageStore} on PostgreSQL: a typed caller of the engine functions of migration 10 through
@@ -422,6 +427,54 @@ final class PostgresMessageStore implements MessageStore {
     public boolean topicSetPaused(TopicPauseCommand command) {
         return runner.autoCommit(command.paused() ? "pause" : "resume", FlowControlMapper.class, mapper -> mapper.setPaused(
                 command.namespace(), command.topic(), command.paused(), command.time().givenOrNull()));
+    }
+
+    @Override
+    public boolean topicSetLimits(TopicLimitsCommand command) {
+        FlowControlMapper.Limits row = limitsRow(command.topic(), command.limits());
+        return runner.autoCommit(command.limits().isNone() ? "clear limits" : "set limits", FlowControlMapper.class,
+                mapper -> mapper.setLimits(command.namespace(), row, command.time().givenOrNull()));
+    }
+
+    static FlowControlMapper.Limits limitsRow(String topic, TopicLimits limits) {
+        TopicLimits.Partition partition = limits.partition().orElse(null);
+        TopicLimits.Rate rate = limits.rate().orElse(null);
+        TopicLimits.Rate partitionRate = limits.ratePerPartition().orElse(null);
+        return new FlowControlMapper.Limits(topic,
+                limits.maxRunning().isPresent() ? limits.maxRunning().getAsInt() : null,
+                partition == null ? null : partition.kind().name().toLowerCase(Locale.ROOT),
+                partition == null ? null : partition.name(),
+                limits.maxRunningPerPartition().isPresent() ? limits.maxRunningPerPartition().getAsInt() : null,
+                rate == null ? null : rate.starts(), rate == null ? null : micros(rate.period()),
+                partitionRate == null ? null : partitionRate.starts(),
+                partitionRate == null ? null : micros(partitionRate.period()));
+    }
+
+    @Override
+    public Map<String, TopicLimits> topicListLimits(TopicLimitsQuery query) {
+        Map<String, TopicLimits> all = new TreeMap<>();
+        for (FlowControlMapper.Limits row : runner.autoCommit("limits", FlowControlMapper.class,
+                mapper -> mapper.limits(query.namespace()))) {
+            TopicLimits limits = TopicLimits.none();
+            if (row.maxRunning() != null) {
+                limits = limits.withMaxRunning(row.maxRunning());
+            }
+            if (row.partitionName() != null) {
+                limits = limits.partitionedBy(TopicLimits.Partition.header(row.partitionName()));
+            }
+            if (row.maxRunningPerPartition() != null) {
+                limits = limits.withMaxRunningPerPartition(row.maxRunningPerPartition());
+            }
+            if (row.rateStarts() != null) {
+                limits = limits.withRate(row.rateStarts(), Duration.ofNanos(row.ratePeriodMicros() * 1_000));
+            }
+            if (row.partitionRateStarts() != null) {
+                limits = limits.withRatePerPartition(row.partitionRateStarts(),
+                        Duration.ofNanos(row.partitionRatePeriodMicros() * 1_000));
+            }
+            all.put(row.topic(), limits);
+        }
+        return Collections.unmodifiableMap(all);
     }
 
     @Override

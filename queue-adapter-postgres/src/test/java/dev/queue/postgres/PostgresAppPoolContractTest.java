@@ -7,6 +7,7 @@ import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
+import dev.queue.testkit.contract.LimitsContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -39,9 +40,29 @@ class PostgresAppPoolContractTest {
                     .queueOptions(options)
                     .clock(clock)
                     .listen(true);
-            return PostgresQueue.create(roles.pool(app, 8), roles.dataSource(app), PostgresTestServer.dataSource(),
+            Queue queue = PostgresQueue.create(roles.pool(app, 8), roles.dataSource(app), PostgresTestServer.dataSource(),
                     config);
+            logins.put(queue, new Login(schema, roles, app));
+            return queue;
         }
+
+        /** Another queue on the first one's schema and login, with a pool and a listener of its own. */
+        @Override
+        public Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+            Login login = logins.get(first);
+            PostgresQueueConfig config = PostgresQueueConfig.defaults()
+                    .schema(login.schema())
+                    .queueOptions(options)
+                    .clock(clock)
+                    .listen(true);
+            return PostgresQueue.create(login.roles().pool(login.name(), 8), login.roles().dataSource(login.name()),
+                    PostgresTestServer.dataSource(), config);
+        }
+
+        private record Login(String schema, TenantRoles roles, String name) {
+        }
+
+        private final java.util.Map<Queue, Login> logins = new java.util.concurrent.ConcurrentHashMap<>();
 
         @Override
         public void close() {
@@ -97,6 +118,14 @@ class PostgresAppPoolContractTest {
 
     @Nested
     class FlowControl extends FlowControlContract {
+        @Override
+        protected QueueFactory factory() {
+            return new AppPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class Limits extends LimitsContract {
         @Override
         protected QueueFactory factory() {
             return new AppPoolQueueFactory();

@@ -7,6 +7,8 @@ import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -18,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class PostgresQueueFactory implements QueueFactory {
 
     private final List<String> schemas = new CopyOnWriteArrayList<>();
+    private final Map<Queue, String> schemaOf = new ConcurrentHashMap<>();
     private HikariDataSource pool;
 
     @Override
@@ -27,6 +30,18 @@ public final class PostgresQueueFactory implements QueueFactory {
         }
         String schema = PostgresTestServer.freshSchema("contract");
         schemas.add(schema);
+        Queue queue = open(schema, clock, options);
+        schemaOf.put(queue, schema);
+        return queue;
+    }
+
+    /** Another queue on the first one's schema, with a listener of its own: another process. */
+    @Override
+    public synchronized Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+        return open(schemaOf.get(first), clock, options);
+    }
+
+    private Queue open(String schema, ManualClock clock, QueueOptions options) {
         PostgresQueueConfig config = PostgresQueueConfig.defaults()
                 .schema(schema)
                 .queueOptions(options)
@@ -37,6 +52,7 @@ public final class PostgresQueueFactory implements QueueFactory {
 
     @Override
     public synchronized void close() {
+        schemaOf.clear();
         for (String schema : schemas) {
             PostgresTestServer.dropSchema(schema);
         }

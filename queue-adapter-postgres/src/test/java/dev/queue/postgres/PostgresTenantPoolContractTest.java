@@ -7,6 +7,7 @@ import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
+import dev.queue.testkit.contract.LimitsContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
@@ -43,9 +44,29 @@ class PostgresTenantPoolContractTest {
                     .queueOptions(options)
                     .clock(clock)
                     .listen(true);
-            return PostgresQueue.create(roles.pool(tenant, 8), roles.dataSource(tenant), PostgresTestServer.dataSource(),
+            Queue queue = PostgresQueue.create(roles.pool(tenant, 8), roles.dataSource(tenant), PostgresTestServer.dataSource(),
                     config);
+            logins.put(queue, new Login(schema, roles, tenant));
+            return queue;
         }
+
+        /** Another queue on the first one's schema and login, with a pool and a listener of its own. */
+        @Override
+        public Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+            Login login = logins.get(first);
+            PostgresQueueConfig config = PostgresQueueConfig.defaults()
+                    .schema(login.schema())
+                    .queueOptions(options)
+                    .clock(clock)
+                    .listen(true);
+            return PostgresQueue.create(login.roles().pool(login.name(), 8), login.roles().dataSource(login.name()),
+                    PostgresTestServer.dataSource(), config);
+        }
+
+        private record Login(String schema, TenantRoles roles, String name) {
+        }
+
+        private final java.util.Map<Queue, Login> logins = new java.util.concurrent.ConcurrentHashMap<>();
 
         @Override
         public void close() {
@@ -88,6 +109,14 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class SubscriberRuntime extends SubscriberRuntimeContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class Limits extends LimitsContract {
         @Override
         protected QueueFactory factory() {
             return new TenantPoolQueueFactory();

@@ -1,10 +1,11 @@
 package dev.queue.api;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
- * Flow control of one namespace: pause and resume topics, cancel messages. Both are durable and hold for every
+ * Flow control of one namespace: pause and resume topics, limit them, cancel messages. Pauses and limits are durable and hold for every
  * process sharing the store (docs/flow-control.md). Every method throws {@link InvalidInputException} for a bad
  * argument (nothing changed), {@link QueueClosedException} once the queue is closed, and
  * {@link StoreUnavailableException} when the store fails. On a queue whose store lacks flow control they throw
@@ -52,4 +53,43 @@ public interface FlowControl {
      * @throws InvalidInputException when the id is null
      */
     Optional<MessageState> cancel(MessageId id);
+
+    /**
+     * Sets the topic's limits for every process sharing the store, replacing any it had: at most so many of its
+     * messages running at once, and at most so many starts per period, in the topic and per partition
+     * (docs/flow-control.md, "Limits"). Claims that begin after this returns respect them; messages already running
+     * count against them and finish. Recorded with the queue's actor; wakes the topic's subscribers.
+     *
+     * @param topic  the topic
+     * @param limits the limits, at least one
+     * @return true when the limits changed; false when the topic had exactly these
+     * @throws InvalidInputException when the topic is not a valid name or a limit is out of range (see
+     *                               {@link TopicLimits})
+     */
+    boolean setLimits(String topic, TopicLimits limits);
+
+    /**
+     * The topic's limits.
+     *
+     * @param topic the topic
+     * @return its limits; empty when it has none
+     * @throws InvalidInputException when the topic is not a valid name
+     */
+    Optional<TopicLimits> limits(String topic);
+
+    /**
+     * Removes the topic's limits, for every process, and wakes its subscribers. Recorded with the queue's actor.
+     *
+     * @param topic the topic
+     * @return true when it had limits
+     * @throws InvalidInputException when the topic is not a valid name
+     */
+    boolean clearLimits(String topic);
+
+    /**
+     * The limited topics of this namespace.
+     *
+     * @return each limited topic's limits, by name
+     */
+    Map<String, TopicLimits> allLimits();
 }

@@ -23,6 +23,21 @@ public interface QueueFactory extends AutoCloseable {
     Queue create(ManualClock clock, QueueOptions options);
 
     /**
+     * Another queue over the same store as {@code first} (a queue this factory created), as another process of the
+     * fleet would have: its own subscriptions, wake-ups and connections, the same messages. The contract closes it.
+     * An adapter that cannot declares {@link Capability#SHARED_STORE_ACROSS_INSTANCES} missing.
+     *
+     * @param first   a queue this factory created and has not closed
+     * @param clock   the clock the new queue must take every time from
+     * @param options the options the new queue must be created with
+     * @return a new queue over {@code first}'s store
+     */
+    default Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " cannot create a queue over another's store: declare SHARED_STORE_ACROSS_INSTANCES missing");
+    }
+
+    /**
      * Capabilities this adapter lacks, each with the reason; their contract tests are skipped saying so.
      *
      * @return the missing capabilities and why; empty (the default) when the adapter has them all

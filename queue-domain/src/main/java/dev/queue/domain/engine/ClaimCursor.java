@@ -61,6 +61,8 @@ final class ClaimCursor {
     private long resumedNanos = -1;
     private boolean headExpensive;
     private final Set<String> sweepsTaken = new LinkedHashSet<>();
+    /** Topics whose last claimed messages came from under limits; read by handler threads. */
+    private volatile Set<String> limitedTopics = Set.of();
 
     ClaimCursor(Duration headEvery, Clock clock) {
         this.headEvery = headEvery;
@@ -113,11 +115,31 @@ final class ClaimCursor {
      */
     void advance(List<ClaimedMessage> claimed, int asked, long tookNanos) {
         lastClaimFull = claimed.size() >= asked;
+        boolean anyLimited = false;
+        Set<String> limited = null;
         for (ClaimedMessage message : claimed) {
             ClaimPosition position = message.position();
             if (position != null) {
                 positions.merge(message.topic(), position, (old, now) -> now.compareTo(old) > 0 ? now : old);
             }
+            if (message.limited() != limitedTopics.contains(message.topic())) {
+                limited = limited == null ? new java.util.HashSet<>(limitedTopics) : limited;
+                if (message.limited()) {
+                    limited.add(message.topic());
+                } else {
+                    limited.remove(message.topic());
+                }
+            }
+            anyLimited |= message.limited();
+        }
+        if (limited != null) {
+            limitedTopics = Set.copyOf(limited);
+        }
+        if (anyLimited || !limitedTopics.isEmpty()) {
+            // A claim of a limited topic waits for the topic's other claims (they run one at a time) and stops short
+            // at the limit rather than at the end of the pending messages: neither says what a look from the head
+            // costs. (Its topic is read from the head anyway: the store ignores positions under limits.)
+            return;
         }
         if (looksBehind) {
             headExpensive = resumedNanos >= 0
@@ -125,6 +147,14 @@ final class ClaimCursor {
         } else {
             resumedNanos = resumedNanos < 0 ? tookNanos : (resumedNanos * 7 + tookNanos) / 8;
         }
+    }
+
+    /**
+     * Whether the topic's messages came from under limits at the last claim that returned any: settling one frees
+     * room, so the subscription's claimers (held back, perhaps) should look again. Any thread.
+     */
+    boolean limited(String topic) {
+        return limitedTopics.contains(topic);
     }
 
     /** Whether short claims resume rather than look from the head (the last look from the head was expensive). */

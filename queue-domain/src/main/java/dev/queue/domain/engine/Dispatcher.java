@@ -65,12 +65,16 @@ final class Dispatcher {
     private long lingerSinceNanos;
     /** True while the dispatcher waits for acknowledgements to be recorded; the flusher rings it when they are. */
     private volatile boolean waitingForAcks;
+    /** A limited topic's message was settled since the batcher last flushed. */
+    private volatile boolean limitedSettledUnrecorded;
+    /** Wakes the claimers of the namespace in this process (this one included). */
+    private final Runnable limitFreed;
     /** When the current pause for acknowledgements began, 0 when not paused; dispatcher thread only. */
     private long ackPauseStartedNanos;
 
     Dispatcher(NamespaceService namespace, List<String> topics, String worker, Duration lease, int concurrency, Tuning tuning,
                Duration sweepInterval, Clock clock, Map<Long, HeldMessage> held, LeaseKeeper leases, HandlerRun handlerRun,
-               ExecutorService handlers, AckBatcher acks, String label) {
+               ExecutorService handlers, AckBatcher acks, String label, Runnable limitFreed) {
         this.namespace = namespace;
         this.topics = topics;
         this.worker = worker;
@@ -83,6 +87,7 @@ final class Dispatcher {
         this.handlers = handlers;
         this.acks = acks;
         this.label = label;
+        this.limitFreed = limitFreed;
         this.slots = new Semaphore(concurrency);
         this.maxClaim = tuning.maxClaim();
         this.claimLingerNanos = tuning.claimLinger().toNanos();
@@ -181,6 +186,7 @@ final class Dispatcher {
     private void dispatch(Delivery delivery) {
         HeldMessage entry = new HeldMessage(delivery);
         held.put(entry.id(), entry);
+        boolean limited = cursor.limited(delivery.topic());
         try {
             handlers.execute(() -> {
                 if (entry.start()) {
@@ -188,7 +194,9 @@ final class Dispatcher {
                         handlerRun.run(entry);
                     } finally {
                         slots.release();
-                        if (waitingForSlots && slots.availablePermits() >= ringAtFree) {
+                        if (limited) {
+                            limitedSettled();
+                        } else if (waitingForSlots && slots.availablePermits() >= ringAtFree) {
                             wake();
                         }
                     }
@@ -236,11 +244,28 @@ final class Dispatcher {
         return true;
     }
 
-    /** The batcher recorded acknowledgements: a dispatcher paused for them looks again. */
+    /**
+     * The batcher recorded acknowledgements: a dispatcher paused for them looks again, and so do the subscriptions
+     * of the namespace when one of them settled a message of a limited topic (room freed under the limit).
+     */
     void afterAcksRecorded() {
+        if (limitedSettledUnrecorded) {
+            limitedSettledUnrecorded = false;
+            limitFreed.run();
+        }
         if (waitingForAcks && !acks.behind()) {
             wake();
         }
+    }
+
+    /**
+     * A handler of a limited topic's message finished: its settle frees room under the limit, now (a retry, a dead
+     * letter, a snooze) or once the batcher records its acknowledgement. Claimers held back by the limit, this one
+     * and the namespace's others in this process, look again at both moments.
+     */
+    private void limitedSettled() {
+        limitedSettledUnrecorded = true;
+        limitFreed.run();
     }
 
     /**

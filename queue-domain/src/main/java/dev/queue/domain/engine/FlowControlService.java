@@ -4,17 +4,21 @@ import dev.queue.api.FlowControl;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageState;
+import dev.queue.api.TopicLimits;
 import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PausedTopicsQuery;
+import dev.queue.domain.port.TopicLimitsCommand;
+import dev.queue.domain.port.TopicLimitsQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.InputRules;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
-/** Pause, resume and cancel in one namespace: validation first, then one store call. */
+/** Pause, resume, limits and cancel in one namespace: validation first, then one store call. */
 final class FlowControlService implements FlowControl {
 
     private final String namespace;
@@ -57,6 +61,40 @@ final class FlowControlService implements FlowControl {
     @Override
     public List<String> pausedTopics() {
         return calls.call(() -> store.topicListPaused(new PausedTopicsQuery(namespace)));
+    }
+
+    @Override
+    public boolean setLimits(String topic, TopicLimits limits) {
+        rules.topic(topic);
+        rules.limits(limits);
+        return storeLimits(topic, limits);
+    }
+
+    @Override
+    public Optional<TopicLimits> limits(String topic) {
+        rules.topic(topic);
+        return Optional.ofNullable(allLimits().get(topic));
+    }
+
+    @Override
+    public boolean clearLimits(String topic) {
+        rules.topic(topic);
+        return storeLimits(topic, TopicLimits.none());
+    }
+
+    private boolean storeLimits(String topic, TopicLimits limits) {
+        boolean changed = calls.call(() -> store.topicSetLimits(new TopicLimitsCommand(namespace, topic, limits,
+                time.commandTime())));
+        if (changed) {
+            // the store wakes listeners of other processes; this one's subscriptions claim at once under the new limits
+            subscriptions.wake(namespace);
+        }
+        return changed;
+    }
+
+    @Override
+    public Map<String, TopicLimits> allLimits() {
+        return calls.call(() -> store.topicListLimits(new TopicLimitsQuery(namespace)));
     }
 
     @Override

@@ -93,7 +93,8 @@ final class SubscriberRuntime implements Subscription {
         HandlerRun run = new HandlerRun(namespace, subscriber, options, held, acks, environment.clock(), environment.interceptors());
         handlerRun = run;
         Dispatcher loop = new Dispatcher(namespace, topics, worker, lease, subscriber.concurrency(), tuning, options.sweepInterval(),
-                environment.clock(), held, leases, run, handlers, acks, label);
+                environment.clock(), held, leases, run, handlers, acks, label,
+                () -> environment.subscriptions().wake(namespace.name()));
         dispatcher = loop;
         wakeRegistration = environment.wakeUps().listen(namespace.name(), topics, loop::wake);
         cancelRegistration = environment.wakeUps().listenForCancels(namespace.name(), this::cancelNoticed);

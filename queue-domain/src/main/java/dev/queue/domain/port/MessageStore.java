@@ -5,10 +5,12 @@ import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.NamespaceStats;
 import dev.queue.api.Outcome;
+import dev.queue.api.TopicLimits;
 import dev.queue.api.UnsupportedCapabilityException;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -98,6 +100,27 @@ public interface MessageStore {
     /** SNOOZED or LEASE_LOST. */
     default Outcome messageSnoozeIfLeased(SnoozeCommand command) {
         throw flowControlMissing();
+    }
+
+    // Limits (docs/flow-control.md, "Limits"). A store without them refuses to set any, and its claims take no
+    // notice of limits since none can exist.
+
+    /**
+     * True when the topic's limits changed. Once stored, no claim that begins afterwards starts a message beyond them,
+     * counting every message of the topic running then (see {@link TopicLimitsCommand}).
+     */
+    default boolean topicSetLimits(TopicLimitsCommand command) {
+        throw limitsMissing();
+    }
+
+    /** The limited topics of the namespace and their limits, sorted by name. */
+    default Map<String, TopicLimits> topicListLimits(TopicLimitsQuery query) {
+        throw limitsMissing();
+    }
+
+    private UnsupportedCapabilityException limitsMissing() {
+        return new UnsupportedCapabilityException("limits",
+                getClass().getSimpleName() + " does not implement concurrency and rate limits");
     }
 
     private UnsupportedCapabilityException flowControlMissing() {

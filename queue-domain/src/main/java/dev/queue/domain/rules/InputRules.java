@@ -6,6 +6,7 @@ import dev.queue.api.InvalidNameException;
 import dev.queue.api.InvalidPayloadException;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
+import dev.queue.api.TopicLimits;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -84,6 +85,54 @@ public final class InputRules {
 
     public void topic(String argument, String name) {
         name(argument, name);
+    }
+
+    /**
+     * A topic's limits for {@code setLimits}: at least one, each in range, a partition exactly when a per-partition
+     * limit is set, whole microseconds in periods (the store keeps microseconds).
+     */
+    public void limits(TopicLimits limits) {
+        if (limits == null) {
+            throw new InvalidInputException("limits", null, "limits (TopicLimits.none() with at least one limit)");
+        }
+        if (limits.isNone()) {
+            throw new InvalidInputException("limits", limits, "at least one limit (clearLimits removes them)");
+        }
+        limits.maxRunning().ifPresent(count -> runningLimit("maxRunning", count));
+        limits.maxRunningPerPartition().ifPresent(count -> runningLimit("maxRunningPerPartition", count));
+        limits.rate().ifPresent(rate -> rate("rate", rate));
+        limits.ratePerPartition().ifPresent(rate -> rate("ratePerPartition", rate));
+        boolean perPartition = limits.maxRunningPerPartition().isPresent() || limits.ratePerPartition().isPresent();
+        if (limits.partition().isPresent()) {
+            TopicLimits.Partition partition = limits.partition().get();
+            if (partition.kind() == null) {
+                throw new InvalidInputException("partition.kind", null, "a kind of partition");
+            }
+            name("partition header", partition.name());
+            if (!perPartition) {
+                throw new InvalidInputException("partition", partition.name(),
+                        "no partition without maxRunningPerPartition or ratePerPartition");
+            }
+        } else if (perPartition) {
+            throw new InvalidInputException("partition", null, "a partition (Partition.header(name)) for the per-partition limits");
+        }
+    }
+
+    private static void runningLimit(String argument, int count) {
+        if (count < 1 || count > TopicLimits.MAX_RUNNING) {
+            throw new InvalidInputException(argument, count, "1 to " + TopicLimits.MAX_RUNNING);
+        }
+    }
+
+    private static void rate(String argument, TopicLimits.Rate rate) {
+        if (rate.starts() < 1 || rate.starts() > TopicLimits.MAX_STARTS) {
+            throw new InvalidInputException(argument + ".starts", rate.starts(), "1 to " + TopicLimits.MAX_STARTS);
+        }
+        Duration period = rate.period();
+        if (period == null || period.compareTo(TopicLimits.MIN_PERIOD) < 0
+                || period.compareTo(TopicLimits.MAX_PERIOD) > 0 || period.getNano() % 1_000 != 0) {
+            throw new InvalidInputException(argument + ".period", period, "1 ms to 1 day, in whole microseconds");
+        }
     }
 
     /** Topics of a pull or a subscription: at least one, no repeats. */

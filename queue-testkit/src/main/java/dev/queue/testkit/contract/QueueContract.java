@@ -243,6 +243,19 @@ public abstract class QueueContract {
         }
     }
 
+    /** {@link LimitsContract}: fleet-wide concurrency and rate limits. */
+    @Nested
+    public class Limits extends LimitsContract {
+        /** Creates the area; JUnit instantiates it. */
+        public Limits() {
+        }
+
+        @Override
+        protected QueueFactory factory() {
+            return QueueContract.this.factory();
+        }
+    }
+
     /** {@link SubscriberRuntimeContract}: subscribers on their own threads. */
     @Nested
     public class SubscriberRuntime extends SubscriberRuntimeContract {

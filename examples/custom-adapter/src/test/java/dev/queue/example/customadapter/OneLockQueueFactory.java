@@ -4,13 +4,25 @@ import dev.queue.api.ManualClock;
 import dev.queue.api.Queue;
 import dev.queue.api.QueueOptions;
 import dev.queue.domain.time.ManualTime;
+import dev.queue.testkit.Capability;
 import dev.queue.testkit.QueueFactory;
 
-/** The example's adapter for the contract: a fresh store per queue, on the test's manual clock. */
+import java.util.Map;
+
+/**
+ * The example's adapter for the contract: a fresh store per queue, on the test's manual clock. It leaves out limits,
+ * which an adapter may do: the store refuses to set any (the port's default), and the contract skips their area.
+ */
 final class OneLockQueueFactory implements QueueFactory {
 
     @Override
     public Queue create(ManualClock clock, QueueOptions options) {
         return OneLockQueue.create(new ManualTime(clock), options);
+    }
+
+    @Override
+    public Map<Capability, String> missingCapabilities() {
+        return Map.of(Capability.LIMITS, "the example keeps its store minimal: OneLockMessageStore does not implement "
+                + "concurrency and rate limits, so setting them throws UnsupportedCapabilityException");
     }
 }
