@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -146,6 +147,15 @@ public final class PostgresOperator {
     }
 
     /** A paused topic: since when and by whom. */
+    /**
+     * A topic's limits (docs/flow-control.md, "Limits"); a null field is a limit not set. Periods are whole
+     * microseconds.
+     */
+    public record TopicLimitsLine(String topic, Integer maxRunning, String partitionHeader, Integer maxRunningPerPartition,
+                                  Integer rateLimit, Duration ratePeriod, Integer partitionRateLimit,
+                                  Duration partitionRatePeriod, Instant setAt, String setBy) {
+    }
+
     public record PausedTopic(String topic, Instant pausedAt, String pausedBy) {
     }
 
@@ -410,6 +420,75 @@ public final class PostgresOperator {
      */
     public boolean pauseTopic(String namespace, String topic, String actor) {
         return flowChange("pauseQueue", "the pause of topic " + topic, namespace, topic, actor);
+    }
+
+    /**
+     * Sets the topic's limits (null: not set), replacing any it had; the SQL function checks them (QU001 for a bad one,
+     * as {@link InvalidInputException}). True when they changed. Recorded with the actor.
+     */
+    public boolean setTopicLimits(String namespace, TopicLimitsLine limits, String actor) {
+        name("namespace", namespace);
+        name("topic", limits.topic());
+        checkActor(actor);
+        new dev.queue.domain.rules.InputRules(dev.queue.api.QueueOptions.defaults()).limits(topicLimits(limits));
+        Map<String, Object> params = new java.util.HashMap<>();
+        params.put("namespace", namespace);
+        params.put("topic", limits.topic());
+        params.put("maxRunning", limits.maxRunning());
+        params.put("partitionHeader", limits.partitionHeader());
+        params.put("maxRunningPerPartition", limits.maxRunningPerPartition());
+        params.put("rateLimit", limits.rateLimit());
+        params.put("ratePeriodMicros", limits.ratePeriod() == null ? null : limits.ratePeriod().toNanos() / 1_000);
+        params.put("partitionRateLimit", limits.partitionRateLimit());
+        params.put("partitionRatePeriodMicros", limits.partitionRatePeriod() == null ? null
+                : limits.partitionRatePeriod().toNanos() / 1_000);
+        return sessions.inTransaction("the limits of topic " + limits.topic() + " in namespace " + namespace, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return Boolean.TRUE.equals(session.selectOne("operator.setQueueLimits", params));
+        });
+    }
+
+    /** Removes the topic's limits and wakes its subscribers. True when it had some. Recorded with the actor. */
+    public boolean clearTopicLimits(String namespace, String topic, String actor) {
+        return flowChange("clearQueueLimits", "clearing the limits of topic " + topic, namespace, topic, actor);
+    }
+
+    /** The limited topics of the namespace, by name. */
+    public List<TopicLimitsLine> topicLimits(String namespace) {
+        name("namespace", namespace);
+        return rows("the topic limits of namespace " + namespace, "operator.listQueueLimits", params("namespace", namespace))
+                .stream()
+                .map(r -> new TopicLimitsLine(text(r, "queue"), integer(r, "max_running"), text(r, "partition_header"),
+                        integer(r, "max_running_per_partition"), integer(r, "rate_limit"), micros(r, "rate_period_micros"),
+                        integer(r, "partition_rate_limit"), micros(r, "partition_rate_period_micros"),
+                        instant(r, "set_at"), text(r, "set_by")))
+                .toList();
+    }
+
+    /** The line's limits as the Java API states them, to be checked by the same rules. */
+    private static dev.queue.api.TopicLimits topicLimits(TopicLimitsLine line) {
+        dev.queue.api.TopicLimits limits = dev.queue.api.TopicLimits.none();
+        if (line.maxRunning() != null) {
+            limits = limits.withMaxRunning(line.maxRunning());
+        }
+        if (line.partitionHeader() != null) {
+            limits = limits.partitionedBy(dev.queue.api.TopicLimits.Partition.header(line.partitionHeader()));
+        }
+        if (line.maxRunningPerPartition() != null) {
+            limits = limits.withMaxRunningPerPartition(line.maxRunningPerPartition());
+        }
+        if (line.rateLimit() != null) {
+            limits = limits.withRate(line.rateLimit(), line.ratePeriod());
+        }
+        if (line.partitionRateLimit() != null) {
+            limits = limits.withRatePerPartition(line.partitionRateLimit(), line.partitionRatePeriod());
+        }
+        return limits;
+    }
+
+    private static Duration micros(Map<String, Object> row, String column) {
+        Object value = row.get(column);
+        return value == null ? null : Duration.ofNanos(((Number) value).longValue() * 1_000);
     }
 
     /** Lets claims of the topic go on and wakes its subscribers. True when it was paused. Recorded with the actor. */

@@ -103,8 +103,9 @@ final class Commands {
     @Command(name = "topics", description = {"Per topic: message counts, whether it is paused, the oldest due message and how many "
             + "live workers subscribe it.",
             "Counts past 1000 are the planner's estimates (EXACT: false): nothing counts the whole hot table.",
-            "With pause or resume: stops or restarts the claims of one topic."},
-            subcommands = {TopicPause.class, TopicResume.class})
+            "With pause or resume: stops or restarts the claims of one topic. With limit or limits: sets, clears or "
+                    + "lists the topics' concurrency and rate limits."},
+            subcommands = {TopicPause.class, TopicResume.class, TopicLimit.class, TopicLimits.class})
     static final class Topics extends Base {
 
         /** A topic's line: its counts and whether it is paused. */
@@ -150,6 +151,91 @@ final class Commands {
             boolean changed = operator.resumeTopic(target.namespace, topic, actor);
             output.say(changed ? "resumed topic " + topic + " as " + actor : "topic " + topic + " was not paused");
             output.result(Map.of("topic", topic, "changed", changed, "actor", actor));
+            return 0;
+        }
+    }
+
+    @Command(name = "limit", description = {"Sets the topic's limits for the whole fleet, replacing any it had, or clears "
+            + "them with --clear. Claims that begin afterwards respect them; running messages count and finish.",
+            "Recorded with the actor. See docs/flow-control.md, Limits."})
+    static final class TopicLimit extends TopicChange {
+        @Option(names = "--max-running", paramLabel = "N", description = "at most N messages of the topic running at once")
+        Integer maxRunning;
+
+        @Option(names = "--partition-header", paramLabel = "NAME",
+                description = "the header whose value is a message's partition (for the per-partition limits)")
+        String partitionHeader;
+
+        @Option(names = "--max-running-per-partition", paramLabel = "N", description = "at most N running per partition")
+        Integer maxRunningPerPartition;
+
+        @Option(names = "--rate", paramLabel = "N/PERIOD",
+                description = "at most N starts per PERIOD (ms, s, m, h or d after a number), e.g. 10/1s")
+        String rate;
+
+        @Option(names = "--partition-rate", paramLabel = "N/PERIOD", description = "at most N starts per PERIOD per partition")
+        String partitionRate;
+
+        @Option(names = "--clear", description = "removes every limit of the topic")
+        boolean clear;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            boolean changed;
+            if (clear) {
+                if (maxRunning != null || partitionHeader != null || maxRunningPerPartition != null || rate != null
+                        || partitionRate != null) {
+                    throw new dev.queue.api.InvalidInputException("--clear", "with limits", "--clear alone");
+                }
+                changed = operator.clearTopicLimits(target.namespace, topic, actor);
+                output.say(changed ? "cleared the limits of topic " + topic + " as " + actor : "topic " + topic + " had no limits");
+            } else {
+                Rate topicRate = Rate.parse("--rate", rate);
+                Rate perPartition = Rate.parse("--partition-rate", partitionRate);
+                changed = operator.setTopicLimits(target.namespace, new PostgresOperator.TopicLimitsLine(topic, maxRunning,
+                        partitionHeader, maxRunningPerPartition, topicRate == null ? null : topicRate.starts(),
+                        topicRate == null ? null : topicRate.period(), perPartition == null ? null : perPartition.starts(),
+                        perPartition == null ? null : perPartition.period(), null, null), actor);
+                output.say(changed ? "set the limits of topic " + topic + " as " + actor
+                        : "topic " + topic + " had these limits already");
+            }
+            output.result(Map.of("topic", topic, "changed", changed, "actor", actor));
+            return 0;
+        }
+
+        /** N starts per period, from {@code N/PERIOD}. */
+        record Rate(int starts, java.time.Duration period) {
+            private static final java.util.regex.Pattern FORM =
+                    java.util.regex.Pattern.compile("(\\d{1,9})/(\\d{1,9})(ms|s|m|h|d)");
+
+            static Rate parse(String option, String text) {
+                if (text == null) {
+                    return null;
+                }
+                java.util.regex.Matcher match = FORM.matcher(text.trim());
+                if (!match.matches()) {
+                    throw new dev.queue.api.InvalidInputException(option, text, "N/PERIOD, such as 10/1s or 100/5m");
+                }
+                long amount = Long.parseLong(match.group(2));
+                java.time.Duration period = switch (match.group(3)) {
+                    case "ms" -> java.time.Duration.ofMillis(amount);
+                    case "s" -> java.time.Duration.ofSeconds(amount);
+                    case "m" -> java.time.Duration.ofMinutes(amount);
+                    case "h" -> java.time.Duration.ofHours(amount);
+                    default -> java.time.Duration.ofDays(amount);
+                };
+                return new Rate(Integer.parseInt(match.group(1)), period);
+            }
+        }
+    }
+
+    @Command(name = "limits", description = "The limited topics of the namespace and their limits.")
+    static final class TopicLimits extends Base {
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            output.table(operator.topicLimits(target.namespace), "topic", "maxRunning", "partitionHeader",
+                    "maxRunningPerPartition", "rateLimit", "ratePeriod", "partitionRateLimit", "partitionRatePeriod", "setAt",
+                    "setBy");
             return 0;
         }
     }

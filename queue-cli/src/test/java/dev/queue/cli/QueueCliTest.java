@@ -181,6 +181,35 @@ class QueueCliTest {
     }
 
     @Test
+    void topicsLimitSetsListsAndClearsATopicsLimitsRecordingTheActor() {
+        String ns = newNamespace();
+        push(ns, "email", "");
+        push(ns, "email", "");
+
+        Run limit = run("topics", "limit", "email", "-n", ns, "--max-running", "1", "--rate", "10/1s", "--actor", "fay");
+        assertThat(limit.exitCode()).as(limit.err()).isZero();
+        assertThat(limit.out()).contains("set the limits of topic email as fay");
+        assertThat(sql("SELECT count(*) FROM queue.pull_batch(?, 'email', 10)", ns)).containsExactly(1L);
+        assertThat(run("topics", "limit", "email", "-n", ns, "--max-running", "1", "--rate", "10/1s").out())
+                .contains("topic email had these limits already");
+        assertThat(run("topics", "limits", "-n", ns).out().lines().toList().get(1)).startsWith("email").contains(" 1 ", " 10 ", "fay");
+        assertThat(run("topics", "limits", "-n", ns, "--json").out()).contains("\"maxRunning\": 1", "\"rateLimit\": 10");
+
+        Run clear = run("topics", "limit", "email", "-n", ns, "--clear", "--actor", "fay", "--json");
+        assertThat(clear.out()).contains("\"changed\": true");
+        assertThat(sql("SELECT count(*) FROM queue.pull_batch(?, 'email', 10)", ns)).containsExactly(1L);
+        assertThat(sql("SELECT action FROM queue.audit_log WHERE namespace = ? AND actor = 'fay' ORDER BY id", ns))
+                .containsExactly("set_queue_limits", "clear_queue_limits");
+
+        Run badRate = run("topics", "limit", "email", "-n", ns, "--rate", "ten a second");
+        assertThat(badRate.exitCode()).isEqualTo(2);
+        assertThat(badRate.err()).contains("invalid --rate", "ten a second");
+        Run zero = run("topics", "limit", "email", "-n", ns, "--max-running", "0");
+        assertThat(zero.exitCode()).isEqualTo(2);
+        assertThat(zero.err()).contains("invalid maxRunning", "0");
+    }
+
+    @Test
     void cancelTakesAPendingMessageOutAndExitsOneWhenThereIsNone() {
         String ns = newNamespace();
         long id = push(ns, "email", "");
