@@ -9,6 +9,7 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import dev.queue.api.TopicLimits;
 import dev.queue.postgres.PostgresQueue;
 import dev.queue.postgres.PostgresQueueConfig;
 import org.HdrHistogram.Histogram;
@@ -114,6 +115,14 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--hold-horizon-for", description = "seconds the horizon stays pinned (with --hold-horizon-at)")
     Integer holdHorizonFor;
 
+    @Option(names = "--concurrency-limit", description = "set a fleet-wide limit of this many running messages on the bench's "
+            + "topic before the run (FlowControl.setLimits, docs/flow-control.md), to compare with a run without")
+    Integer concurrencyLimit;
+
+    @Option(names = "--rate-limit", description = "set a fleet-wide rate limit of this many starts per second on the bench's "
+            + "topic before the run (a token bucket of a second's starts), to compare with a run without")
+    Integer rateLimit;
+
     @Option(names = "--as-app-role", description = "run the queue as the application role, with row-level security in force: "
             + "after migrating as the server's user, CALL setup_roles() and log the pools (and the LISTEN connections) in as "
             + "a role of their own that is a member of " + SCHEMA + "_app; migrations, queue policies and the VACUUM stay "
@@ -208,14 +217,15 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
                             + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
-                            + "\"as_app_role\":%b,\"postgres_version\":\"%s\"}",
+                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
                     concurrency, result.firstMinute, result.lastMinute, jsonArray(result.minuteMeans), result.steal,
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
                     durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson, asAppRole,
-                    version.replace("\"", ""));
+                    concurrencyLimit == null ? "null" : concurrencyLimit.toString(),
+                    rateLimit == null ? "null" : rateLimit.toString(), version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -293,6 +303,7 @@ public final class EndToEnd implements Callable<Integer> {
             PostgresQueue producerQueue = queue(db, producerPool, config);
             resources.add(0, producerQueue);
             Namespace producerNs = producerQueue.namespace(NAMESPACE);
+            applyLimits(producerNs);
             if (backlog > 0) {
                 fillBacklog(producerNs);
                 settle(db);
@@ -421,6 +432,23 @@ public final class EndToEnd implements Callable<Integer> {
         }
         if (!delivery.headers().containsKey("backlog")) {
             latency.started(delivery.id().value());
+        }
+    }
+
+    /** The limits of --concurrency-limit and --rate-limit on the topic, or none (a run before may have left some). */
+    private void applyLimits(Namespace ns) {
+        TopicLimits limits = TopicLimits.none();
+        if (concurrencyLimit != null) {
+            limits = limits.withMaxRunning(concurrencyLimit);
+        }
+        if (rateLimit != null) {
+            limits = limits.withRate(rateLimit, Duration.ofSeconds(1));
+        }
+        if (limits.isNone()) {
+            ns.flowControl().clearLimits(TOPIC);
+        } else {
+            ns.flowControl().setLimits(TOPIC, limits);
+            log("limits on topic %s: %s", TOPIC, limits);
         }
     }
 
