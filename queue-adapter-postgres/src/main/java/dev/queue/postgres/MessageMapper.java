@@ -63,6 +63,9 @@ interface MessageMapper {
     /** The claim of a schema before migration 20, without {@code behind}. */
     List<ClaimedMessage> claimBefore20(Claim claim);
 
+    /** Version 20's claim, which reports no limits (a schema without version 23). */
+    List<ClaimedMessage> claimBefore23(Claim claim);
+
     /** The topics whose look behind the claim positions the caller takes (migration 20). */
     List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
                                 @Param("gapMicros") long gapMicros, @Param("now") Instant now);

@@ -85,6 +85,7 @@ final class PostgresMessageStore implements MessageStore {
     private volatile boolean before13;
     /** The schema predates migration 20 (no look behind the claim positions: such a topic claims from the head). */
     private volatile boolean before20;
+    private volatile boolean before23;
     /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
     private volatile PublishRates rates;
 
@@ -106,6 +107,11 @@ final class PostgresMessageStore implements MessageStore {
     /** For a schema migrated by another tool without version 20 yet. */
     void useSchemaBefore20(boolean value) {
         this.before20 = value;
+    }
+
+    /** For a schema migrated by another tool without version 23 yet: no limits, and claims report none. */
+    void useSchemaBefore23(boolean value) {
+        this.before23 = value;
     }
 
     /** For a schema migrated by another tool without version 13 yet (the queue then runs as its owner). */
@@ -308,7 +314,7 @@ final class PostgresMessageStore implements MessageStore {
     public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         MessageMapper.Claim claim = claimParams(command);
         return runner.autoCommit("claim", MessageMapper.class,
-                mapper -> before20 ? mapper.claimBefore20(claim) : mapper.claim(claim));
+                mapper -> before20 ? mapper.claimBefore20(claim) : before23 ? mapper.claimBefore23(claim) : mapper.claim(claim));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
@@ -431,6 +437,10 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public boolean topicSetLimits(TopicLimitsCommand command) {
+        if (before23) {
+            throw new dev.queue.api.UnsupportedCapabilityException("limits", "the schema lacks migration 23 "
+                    + "(topic_limits): apply the migrations in db/queue/");
+        }
         FlowControlMapper.Limits row = limitsRow(command.topic(), command.limits());
         return runner.autoCommit(command.limits().isNone() ? "clear limits" : "set limits", FlowControlMapper.class,
                 mapper -> mapper.setLimits(command.namespace(), row, command.time().givenOrNull()));
@@ -452,6 +462,9 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public Map<String, TopicLimits> topicListLimits(TopicLimitsQuery query) {
+        if (before23) {
+            return Map.of();
+        }
         Map<String, TopicLimits> all = new TreeMap<>();
         for (FlowControlMapper.Limits row : runner.autoCommit("limits", FlowControlMapper.class,
                 mapper -> mapper.limits(query.namespace()))) {
