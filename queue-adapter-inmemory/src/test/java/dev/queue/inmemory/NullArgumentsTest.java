@@ -21,6 +21,7 @@ import dev.queue.api.Schedule;
 import dev.queue.api.Schedules;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import dev.queue.api.TopicLimits;
 import dev.queue.api.TopicStats;
 import dev.queue.api.observation.HandleObservation;
 import dev.queue.api.observation.PublishEvent;
@@ -100,6 +101,9 @@ class NullArgumentsTest {
                 .sample(Pull.class, () -> Pull.from("t"))
                 .sample(Schedule.class, () -> Schedule.every("s", Duration.ofMinutes(1)).publishing(Message.to("t")))
                 .sample(MissedRuns.class, MissedRuns::fireOnce)
+                .sample(TopicLimits.class, () -> TopicLimits.none().withMaxRunning(1))
+                .sample(TopicLimits.Partition.class, () -> TopicLimits.Partition.header("c"))
+                .sample(InMemoryQueue.class, this::queue)
                 .sample(QueueOptions.class, QueueOptions::defaults)
                 .sample(PayloadCodec.class, () -> codec)
                 .sample(Delivery.class, () -> delivery(codec))

@@ -10,8 +10,9 @@ import java.util.OptionalInt;
  * once, in the topic and per partition, and how many may start per period, in the topic and per partition. A
  * partition is a group of the topic's messages named by a {@link Partition} (the value of a header).
  *
- * <p>Immutable; each {@code with...} method returns a copy. The values are checked when the limits are set
- * ({@link FlowControl#setLimits}), which refuses a bad one with {@link InvalidInputException}:
+ * <p>Immutable; each {@code with...} method returns a copy, refusing a null with {@link InvalidInputException}. The
+ * values are checked when the limits are set ({@link FlowControl#setLimits}), which refuses a bad one with
+ * {@link InvalidInputException}:
  * <ul>
  *   <li>running limits 1 to {@value #MAX_RUNNING}, start counts 1 to {@value #MAX_STARTS}, periods 1 ms to 1 day;</li>
  *   <li>a per-partition limit needs a partition, and a partition needs a per-partition limit;</li>
@@ -58,7 +59,7 @@ public final class TopicLimits {
          * @return the partition
          */
         public static Partition header(String name) {
-            return new Partition(Kind.HEADER, name);
+            return new Partition(Kind.HEADER, InvalidInputException.requireNonNull(name, "name", "a header name"));
         }
     }
 
@@ -113,6 +114,7 @@ public final class TopicLimits {
      * @return a copy with that partition
      */
     public TopicLimits partitionedBy(Partition by) {
+        InvalidInputException.requireNonNull(by, "partition", "a partition, such as Partition.header(name)");
         return new TopicLimits(maxRunning, by, maxRunningPerPartition, rate, ratePerPartition);
     }
 
@@ -134,6 +136,7 @@ public final class TopicLimits {
      * @return a copy with that rate
      */
     public TopicLimits withRate(int starts, Duration period) {
+        InvalidInputException.requireNonNull(period, "period", "a period of 1 ms to 1 day");
         return new TopicLimits(maxRunning, partition, maxRunningPerPartition, new Rate(starts, period), ratePerPartition);
     }
 
@@ -145,6 +148,7 @@ public final class TopicLimits {
      * @return a copy with that rate
      */
     public TopicLimits withRatePerPartition(int starts, Duration period) {
+        InvalidInputException.requireNonNull(period, "period", "a period of 1 ms to 1 day");
         return new TopicLimits(maxRunning, partition, maxRunningPerPartition, rate, new Rate(starts, period));
     }
 

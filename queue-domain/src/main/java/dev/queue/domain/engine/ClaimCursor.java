@@ -7,6 +7,7 @@ import dev.queue.domain.port.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +124,7 @@ final class ClaimCursor {
                 positions.merge(message.topic(), position, (old, now) -> now.compareTo(old) > 0 ? now : old);
             }
             if (message.limited() != limitedTopics.contains(message.topic())) {
-                limited = limited == null ? new java.util.HashSet<>(limitedTopics) : limited;
+                limited = limited == null ? new HashSet<>(limitedTopics) : limited;
                 if (message.limited()) {
                     limited.add(message.topic());
                 } else {

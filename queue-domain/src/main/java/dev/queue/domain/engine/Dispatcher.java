@@ -11,11 +11,14 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A subscription's claim loop, on its own thread: claims as many messages as there are free handler slots (up to
@@ -65,16 +68,16 @@ final class Dispatcher {
     private long lingerSinceNanos;
     /** True while the dispatcher waits for acknowledgements to be recorded; the flusher rings it when they are. */
     private volatile boolean waitingForAcks;
-    /** A limited topic's message was settled since the batcher last flushed. */
-    private volatile boolean limitedSettledUnrecorded;
-    /** Wakes the claimers of the namespace in this process (this one included). */
-    private final Runnable limitFreed;
+    /** Limited topics a message of which was settled since the batcher last flushed. */
+    private final Set<String> limitedSettledUnrecorded = ConcurrentHashMap.newKeySet();
+    /** Wakes the claimers of a topic of the namespace in this process (this one included). */
+    private final Consumer<String> limitFreed;
     /** When the current pause for acknowledgements began, 0 when not paused; dispatcher thread only. */
     private long ackPauseStartedNanos;
 
     Dispatcher(NamespaceService namespace, List<String> topics, String worker, Duration lease, int concurrency, Tuning tuning,
                Duration sweepInterval, Clock clock, Map<Long, HeldMessage> held, LeaseKeeper leases, HandlerRun handlerRun,
-               ExecutorService handlers, AckBatcher acks, String label, Runnable limitFreed) {
+               ExecutorService handlers, AckBatcher acks, String label, Consumer<String> limitFreed) {
         this.namespace = namespace;
         this.topics = topics;
         this.worker = worker;
@@ -195,7 +198,7 @@ final class Dispatcher {
                     } finally {
                         slots.release();
                         if (limited) {
-                            limitedSettled();
+                            limitedSettled(delivery.topic());
                         } else if (waitingForSlots && slots.availablePermits() >= ringAtFree) {
                             wake();
                         }
@@ -246,12 +249,14 @@ final class Dispatcher {
 
     /**
      * The batcher recorded acknowledgements: a dispatcher paused for them looks again, and so do the subscriptions
-     * of the namespace when one of them settled a message of a limited topic (room freed under the limit).
+     * of a limited topic one of whose messages it settled (room freed under the limit).
      */
     void afterAcksRecorded() {
-        if (limitedSettledUnrecorded) {
-            limitedSettledUnrecorded = false;
-            limitFreed.run();
+        if (!limitedSettledUnrecorded.isEmpty()) {
+            for (String topic : limitedSettledUnrecorded) {
+                limitedSettledUnrecorded.remove(topic);
+                limitFreed.accept(topic);
+            }
         }
         if (waitingForAcks && !acks.behind()) {
             wake();
@@ -261,11 +266,11 @@ final class Dispatcher {
     /**
      * A handler of a limited topic's message finished: its settle frees room under the limit, now (a retry, a dead
      * letter, a snooze) or once the batcher records its acknowledgement. Claimers held back by the limit, this one
-     * and the namespace's others in this process, look again at both moments.
+     * and the others of the topic in this process, look again at both moments.
      */
-    private void limitedSettled() {
-        limitedSettledUnrecorded = true;
-        limitFreed.run();
+    private void limitedSettled(String topic) {
+        limitedSettledUnrecorded.add(topic);
+        limitFreed.accept(topic);
     }
 
     /**

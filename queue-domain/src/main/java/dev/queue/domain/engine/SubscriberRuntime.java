@@ -94,7 +94,7 @@ final class SubscriberRuntime implements Subscription {
         handlerRun = run;
         Dispatcher loop = new Dispatcher(namespace, topics, worker, lease, subscriber.concurrency(), tuning, options.sweepInterval(),
                 environment.clock(), held, leases, run, handlers, acks, label,
-                () -> environment.subscriptions().wake(namespace.name()));
+                topic -> environment.subscriptions().wake(namespace.name(), topic));
         dispatcher = loop;
         wakeRegistration = environment.wakeUps().listen(namespace.name(), topics, loop::wake);
         cancelRegistration = environment.wakeUps().listenForCancels(namespace.name(), this::cancelNoticed);
@@ -117,6 +117,14 @@ final class SubscriberRuntime implements Subscription {
     void wakeIfIn(String namespaceName) {
         Dispatcher loop = dispatcher;
         if (loop != null && namespace.name().equals(namespaceName)) {
+            loop.wake();
+        }
+    }
+
+    /** Its dispatcher claims now, if it claims from that topic of that namespace. */
+    void wakeIfOn(String namespaceName, String topic) {
+        Dispatcher loop = dispatcher;
+        if (loop != null && namespace.name().equals(namespaceName) && topics.contains(topic)) {
             loop.wake();
         }
     }

@@ -32,6 +32,13 @@ final class Subscriptions {
         }
     }
 
+    /** Wakes the dispatchers of the subscriptions of a namespace that claim from the topic. */
+    void wake(String namespace, String topic) {
+        for (SubscriberRuntime runtime : running) {
+            runtime.wakeIfOn(namespace, topic);
+        }
+    }
+
     /** Tells the subscriptions of a namespace that one of their messages was cancelled, so its handler can stop. */
     void cancelled(String namespace, long id) {
         for (SubscriberRuntime runtime : running) {

@@ -46,6 +46,36 @@ class ClaimCursorTest {
                 Instant.parse("2026-01-01T00:00:00Z"));
     }
 
+    private static ClaimedMessage limited(String topic, long id) {
+        return new ClaimedMessage(id, "ns", topic, "{}", Map.of(), 0, 1, 3, 1, "w", null, null,
+                Instant.parse("2026-01-01T00:00:00Z"), true);
+    }
+
+    @Test
+    void aClaimCutShortByALimitSaysNothingOfWhatALookFromTheHeadCosts() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 2)), 5, MILLI);
+        assertThat(cursor.limited("t")).isFalse();
+
+        // held back at the limit after waiting for the topic's other claims: short, and slow
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(limited("t", 3)), 5, 50 * MILLI);
+        assertThat(cursor.headExpensive()).isFalse();
+        assertThat(cursor.limited("t")).isTrue();
+        assertThat(cursor.limited("a")).isFalse();
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(), 5, 50 * MILLI);
+        assertThat(cursor.headExpensive()).isFalse();
+        assertThat(cursor.limited("t")).as("until a claim returns its messages unlimited").isTrue();
+
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 4)), 5, MILLI);
+        assertThat(cursor.limited("t")).isFalse();
+    }
+
     @Test
     void theFirstClaimLooksFromTheHeadAndAFullOneResumesAfterItsLastMessage() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);

@@ -110,7 +110,6 @@ public abstract class LimitsContract extends ContractSupport {
                 TopicLimits.none().withMaxRunningPerPartition(2),
                 TopicLimits.none().withMaxRunning(2).partitionedBy(customer),
                 TopicLimits.none().partitionedBy(TopicLimits.Partition.header("no spaces")).withMaxRunningPerPartition(1),
-                TopicLimits.none().partitionedBy(TopicLimits.Partition.header(null)).withMaxRunningPerPartition(1),
                 TopicLimits.none().partitionedBy(customer).withMaxRunningPerPartition(-1),
                 TopicLimits.none().withRate(0, Duration.ofSeconds(1)),
                 TopicLimits.none().withRate(TopicLimits.MAX_STARTS + 1, Duration.ofSeconds(1)),
@@ -118,13 +117,15 @@ public abstract class LimitsContract extends ContractSupport {
                 TopicLimits.none().withRate(1, Duration.ofSeconds(-1)),
                 TopicLimits.none().withRate(1, Duration.ofDays(1).plusMillis(1)),
                 TopicLimits.none().withRate(1, Duration.ofNanos(1_500_001)),
-                TopicLimits.none().withRate(1, null),
                 TopicLimits.none().partitionedBy(customer).withRatePerPartition(1, Duration.ofMillis(0)));
         for (TopicLimits limits : bad) {
             assertThatThrownBy(() -> flow.setLimits("t", limits)).as("%s", limits)
                     .isInstanceOf(InvalidInputException.class);
         }
         assertThatThrownBy(() -> flow.setLimits("t", null)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> TopicLimits.Partition.header(null)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> TopicLimits.none().withRate(1, null)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> TopicLimits.none().partitionedBy(null)).isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> flow.setLimits("bad topic", kept)).isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> flow.setLimits(null, kept)).isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> flow.limits("bad topic")).isInstanceOf(InvalidInputException.class);
