@@ -430,7 +430,7 @@ public final class PostgresOperator {
         name("namespace", namespace);
         name("topic", limits.topic());
         checkActor(actor);
-        new dev.queue.domain.rules.InputRules(dev.queue.api.QueueOptions.defaults()).limits(topicLimits(limits));
+        checkLimits(limits);
         Map<String, Object> params = new java.util.HashMap<>();
         params.put("namespace", namespace);
         params.put("topic", limits.topic());
@@ -465,25 +465,43 @@ public final class PostgresOperator {
                 .toList();
     }
 
-    /** The line's limits as the Java API states them, to be checked by the same rules. */
-    private static dev.queue.api.TopicLimits topicLimits(TopicLimitsLine line) {
-        dev.queue.api.TopicLimits limits = dev.queue.api.TopicLimits.none();
-        if (line.maxRunning() != null) {
-            limits = limits.withMaxRunning(line.maxRunning());
+    /** The rules of FlowControl.setLimits (docs/flow-control.md), checked before anything is sent. */
+    private static void checkLimits(TopicLimitsLine line) {
+        boolean perPartition = line.maxRunningPerPartition() != null || line.partitionRateLimit() != null;
+        if (line.maxRunning() == null && !perPartition && line.rateLimit() == null) {
+            throw new InvalidInputException("limits", "none", "at least one of maxRunning, maxRunningPerPartition, "
+                    + "rateLimit, partitionRateLimit");
         }
-        if (line.partitionHeader() != null) {
-            limits = limits.partitionedBy(dev.queue.api.TopicLimits.Partition.header(line.partitionHeader()));
+        limit("maxRunning", line.maxRunning(), dev.queue.api.TopicLimits.MAX_RUNNING);
+        limit("maxRunningPerPartition", line.maxRunningPerPartition(), dev.queue.api.TopicLimits.MAX_RUNNING);
+        rate("rateLimit", line.rateLimit(), "ratePeriod", line.ratePeriod());
+        rate("partitionRateLimit", line.partitionRateLimit(), "partitionRatePeriod", line.partitionRatePeriod());
+        if (perPartition) {
+            name("partitionHeader", line.partitionHeader());
+        } else if (line.partitionHeader() != null) {
+            throw new InvalidInputException("partitionHeader", line.partitionHeader(),
+                    "no header without maxRunningPerPartition or partitionRateLimit");
         }
-        if (line.maxRunningPerPartition() != null) {
-            limits = limits.withMaxRunningPerPartition(line.maxRunningPerPartition());
+    }
+
+    private static void limit(String argument, Integer value, int max) {
+        if (value != null && (value < 1 || value > max)) {
+            throw new InvalidInputException(argument, value, "1 to " + max);
         }
-        if (line.rateLimit() != null) {
-            limits = limits.withRate(line.rateLimit(), line.ratePeriod());
+    }
+
+    private static void rate(String argument, Integer starts, String periodArgument, Duration period) {
+        if (starts == null) {
+            if (period != null) {
+                throw new InvalidInputException(periodArgument, period, "no period without " + argument);
+            }
+            return;
         }
-        if (line.partitionRateLimit() != null) {
-            limits = limits.withRatePerPartition(line.partitionRateLimit(), line.partitionRatePeriod());
+        limit(argument, starts, dev.queue.api.TopicLimits.MAX_STARTS);
+        if (period == null || period.compareTo(dev.queue.api.TopicLimits.MIN_PERIOD) < 0
+                || period.compareTo(dev.queue.api.TopicLimits.MAX_PERIOD) > 0 || period.getNano() % 1_000 != 0) {
+            throw new InvalidInputException(periodArgument, period, "1 ms to 1 day, in whole microseconds");
         }
-        return limits;
     }
 
     private static Duration micros(Map<String, Object> row, String column) {
