@@ -16,10 +16,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -184,5 +188,44 @@ public abstract class NamespaceContract extends ContractSupport {
 
         assertThat(again.id()).isEqualTo(mine);
         assertThat(again.attempt()).isEqualTo(2);
+    }
+
+    /**
+     * Fair share between namespaces: a process subscribed in a namespace with a large backlog and in one with a
+     * few messages published after it starts the few at once, not after the backlog. The busy namespace's handlers
+     * take about a millisecond each, so its backlog lasts seconds; the quiet namespace's messages must all start
+     * while most of it is still waiting.
+     */
+    @Test
+    public void aBacklogInOneNamespaceDoesNotHoldBackAnother() {
+        Namespace busy = queue.namespace("busy");
+        int backlog = 5_000;
+        for (int published = 0; published < backlog; published += 500) {
+            List<Message> batch = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                batch.add(Message.to("t").json("{\"n\":" + (published + i) + "}"));
+            }
+            assertThat(busy.publishAll(batch)).hasSize(500);
+        }
+        AtomicInteger busyStarted = new AtomicInteger();
+        Map<MessageId, Integer> busyStartedWhenQuietStarted = new ConcurrentHashMap<>();
+
+        try (Subscription busySubscription = busy.subscribe(Subscriber.on("t").worker("busy").concurrency(2)
+                .handleDelivery((delivery, ctx) -> {
+                    busyStarted.incrementAndGet();
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                }));
+             Subscription quietSubscription = other().subscribe(Subscriber.on("t").worker("quiet").concurrency(2)
+                     .handleDelivery((delivery, ctx) -> busyStartedWhenQuietStarted.put(delivery.id(), busyStarted.get())))) {
+            eventually().until(() -> busyStarted.get() >= 50);
+            for (int i = 0; i < 10; i++) {
+                other().publish(Message.to("t"));
+            }
+            eventually().until(() -> busyStartedWhenQuietStarted.size() == 10);
+            assertThat(busySubscription.isRunning()).isTrue();
+            assertThat(quietSubscription.isRunning()).isTrue();
+        }
+
+        assertThat(busyStartedWhenQuietStarted.values()).allSatisfy(started -> assertThat(started).isLessThan(backlog / 2));
     }
 }
