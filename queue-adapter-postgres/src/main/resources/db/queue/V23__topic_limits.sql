@@ -396,7 +396,7 @@ BEGIN
         GET DIAGNOSTICS v_claimed = ROW_COUNT;
         v_left := v_left - v_claimed;
     END LOOP;
-    IF p_async AND v_left < p_limit THEN
+    IF p_async THEN
         PERFORM set_config('synchronous_commit', 'off', true);
     END IF;
 END
