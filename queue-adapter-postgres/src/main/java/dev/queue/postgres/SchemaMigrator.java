@@ -56,7 +56,8 @@ final class SchemaMigrator {
             new Migration(18, "attempt_history"),
             new Migration(19, "operator_search"),
             new Migration(20, "head_sweeps"),
-            new Migration(21, "trusted_policies"));
+            new Migration(21, "trusted_policies"),
+            new Migration(22, "ordering_keys"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;

@@ -7,6 +7,7 @@ import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
+import dev.queue.testkit.contract.OrderingKeyContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -97,6 +98,14 @@ class PostgresAppPoolContractTest {
 
     @Nested
     class FlowControl extends FlowControlContract {
+        @Override
+        protected QueueFactory factory() {
+            return new AppPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
             return new AppPoolQueueFactory();

@@ -7,6 +7,7 @@ import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
+import dev.queue.testkit.contract.OrderingKeyContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
@@ -80,6 +81,14 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class FlowControl extends FlowControlContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
             return new TenantPoolQueueFactory();

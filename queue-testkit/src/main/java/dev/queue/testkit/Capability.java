@@ -7,5 +7,7 @@ public enum Capability {
     /** Completed messages are counted after they leave the store. */
     COMPLETED_COUNTS,
     /** Pause and resume of topics, cancel and snooze (docs/flow-control.md). */
-    FLOW_CONTROL
+    FLOW_CONTROL,
+    /** Ordering keys and the per-topic choice behind a dead letter (docs/flow-control.md). */
+    ORDERING_KEYS
 }

@@ -9,14 +9,22 @@ import java.util.Map;
  */
 public record ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
                              int priority, int attempt, int maxAttempts, long leaseToken, String worker,
-                             Instant leaseUntil, Instant publishedAt, Instant runAt) {
+                             Instant leaseUntil, Instant publishedAt, Instant runAt, String orderingKey) {
+
+    /** Without an ordering key. */
+    public ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
+                          int priority, int attempt, int maxAttempts, long leaseToken, String worker,
+                          Instant leaseUntil, Instant publishedAt, Instant runAt) {
+        this(id, namespace, topic, json, headers, priority, attempt, maxAttempts, leaseToken, worker, leaseUntil,
+                publishedAt, runAt, null);
+    }
 
     /** Without the due time: the claimer then cannot resume after it and claims from the head. */
     public ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
                           int priority, int attempt, int maxAttempts, long leaseToken, String worker,
                           Instant leaseUntil, Instant publishedAt) {
         this(id, namespace, topic, json, headers, priority, attempt, maxAttempts, leaseToken, worker, leaseUntil,
-                publishedAt, null);
+                publishedAt, null, null);
     }
 
     /** Its place in the claim order, null when the store did not report its due time. */

@@ -100,6 +100,32 @@ public interface MessageStore {
         throw flowControlMissing();
     }
 
+    // Ordering keys (docs/flow-control.md). A store keeps them when it answers true here; the domain refuses keyed
+    // messages to any other store rather than publish them unordered.
+
+    /**
+     * Whether the store keeps ordering keys: at most one message of a (namespace, topic, key) pending or running at a
+     * time, the next in id order promoted when it leaves, as docs/flow-control.md describes.
+     */
+    default boolean supportsOrderingKeys() {
+        return false;
+    }
+
+    /** True when the topic's choice changed. */
+    default boolean topicSetBehindDeadLetter(TopicOrderingCommand command) {
+        throw orderingKeysMissing();
+    }
+
+    /** The topic's choice; WAIT when never set. */
+    default dev.queue.api.BehindDeadLetter topicBehindDeadLetter(TopicOrderingQuery query) {
+        throw orderingKeysMissing();
+    }
+
+    private UnsupportedCapabilityException orderingKeysMissing() {
+        return new UnsupportedCapabilityException("ordering keys",
+                getClass().getSimpleName() + " does not keep ordering keys");
+    }
+
     private UnsupportedCapabilityException flowControlMissing() {
         return new UnsupportedCapabilityException("flow control",
                 getClass().getSimpleName() + " does not implement pause, resume, cancel and snooze");
