@@ -1027,6 +1027,30 @@ BEGIN
 END
 $$;
 
+-- Version 18's inspect with the ordering key last; state 'waiting' for a message behind the head of its key.
+DROP FUNCTION "${schema}".inspect(text, bigint);
+
+CREATE FUNCTION "${schema}".inspect(p_namespace text, p_id bigint)
+RETURNS TABLE (id bigint, queue text, state text, payload json, headers jsonb, priority integer, attempts integer,
+               max_attempts integer, unique_key text, published_at timestamptz, run_at timestamptz,
+               lease_until timestamptz, worker_id text, last_error text, failed_at timestamptz, published_by text,
+               failed_by text, attempt_history jsonb, attempts_not_kept integer, ordering_key text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    IF p_id IS NULL THEN
+        PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
+    END IF;
+    RETURN QUERY
+    SELECT f.id, f.topic, f.state, f.payload, f.headers, f.priority, f.attempts, f.max_attempts, f.unique_key,
+           f.published_at, f.run_at, f.lease_until, f.worker, f.last_error, f.failed_at, f.published_by, f.failed_by,
+           h.history, h.not_kept, f.ordering_key
+    FROM "${schema}"._engine_find(p_namespace, p_id) f
+    CROSS JOIN "${schema}"._attempt_history(p_namespace, p_id) h;
+END
+$$;
+
 -- 'wait' or 'continue' (p_behind_dead_letter): true when the queue's choice changed, recorded with the session's
 -- actor. 'continue' lets the keys waiting behind a dead letter go on at once.
 CREATE FUNCTION "${schema}".set_queue_ordering(p_namespace text, p_queue text, p_behind_dead_letter text)
