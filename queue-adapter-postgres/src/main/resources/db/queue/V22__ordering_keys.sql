@@ -3,7 +3,7 @@
 -- dead-lettered (behind a dead letter a per-topic choice, kept in topic_ordering, makes the key wait until the dead
 -- letter is redriven or purged, or go on).
 --
--- Only the head of a key is pending or running; its successors are stored in the state 'waiting', which the claim
+-- Only the head of a key is pending or running. Its successors are stored in the state 'waiting', which the claim
 -- index (pending rows only) does not hold, so the claim never steps over them and does not change. When a head
 -- leaves, the next waiting message of its key becomes pending in the same transaction (_ordering_advance).
 --
@@ -84,6 +84,24 @@ LANGUAGE plpgsql STABLE AS $$
 BEGIN
     RETURN NOT EXISTS (SELECT 1 FROM "${schema}".topic_ordering o
                        WHERE o.namespace = p_namespace AND o.topic = p_topic AND o.behind_dead_letter = 'continue');
+END
+$$;
+
+-- Whether a message published now to the key may be its head: the key has no live message, and no dead letter when
+-- the topic waits behind them. A function, so that each keyed message of a publish probes the partial indexes rather
+-- than the planner hashing every keyed row of the table. Reads the caller's snapshot (STABLE).
+CREATE FUNCTION "${schema}"._ordering_free(p_namespace text, p_topic text, p_key text) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
+                         AND m.state <> 'waiting')
+       AND NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
+                         AND m.state = 'waiting')
+       AND NOT ("${schema}"._ordering_waits(p_namespace, p_topic)
+                AND EXISTS (SELECT 1 FROM "${schema}".dead_letters d
+                            WHERE d.namespace = p_namespace AND d.topic = p_topic AND d.ordering_key = p_key));
 END
 $$;
 
@@ -185,7 +203,7 @@ $$;
 
 -- Version 10's publish with an ordering key per message (p_ordering_keys, NULL or shorter: none). The keys are
 -- locked before any id is drawn. A keyed message is inserted pending when it is the first of its key in the batch
--- and its key has no live message (and, when the topic waits behind dead letters, no dead letter); otherwise
+-- and its key has no live message (and, when the topic waits behind dead letters, no dead letter), otherwise
 -- waiting. When the first of a key was a duplicate (not inserted), the key is advanced afterwards, so the next of
 -- the batch becomes its head.
 CREATE FUNCTION "${schema}"._engine_publish(
@@ -243,14 +261,7 @@ BEGIN
                    coalesce(p_now, statement_timestamp()), p_actor, x.ordering_key,
                    CASE
                        WHEN x.ordering_key IS NULL THEN 'pending'
-                       WHEN x.head_of_batch
-                            AND NOT EXISTS (SELECT 1 FROM "${schema}".messages h
-                                            WHERE h.namespace = x.namespace AND h.topic = x.topic
-                                              AND h.ordering_key = x.ordering_key)
-                            AND NOT ("${schema}"._ordering_waits(x.namespace, x.topic)
-                                     AND EXISTS (SELECT 1 FROM "${schema}".dead_letters d
-                                                 WHERE d.namespace = x.namespace AND d.topic = x.topic
-                                                   AND d.ordering_key = x.ordering_key))
+                       WHEN x.head_of_batch AND "${schema}"._ordering_free(x.namespace, x.topic, x.ordering_key)
                            THEN 'pending'
                        ELSE 'waiting'
                    END
@@ -448,7 +459,7 @@ $$;
 
 -- ------------------------------------------------------------------ the ways out of the head
 
--- Version 18's completion; the archive keeps the key, and the keys of the completed heads advance.
+-- Version 18's completion: the archive keeps the key, and the keys of the completed heads advance.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_complete(
     p_namespace text, p_ids bigint[], p_tokens bigint[], p_archive boolean, p_now timestamptz, p_async boolean)
 RETURNS SETOF bigint
@@ -542,7 +553,7 @@ BEGIN
 END
 $$;
 
--- Version 18's dead-lettering; the dead letter keeps the key, and the key advances (unless the topic waits).
+-- Version 18's dead-lettering: the dead letter keeps the key, and the key advances (unless the topic waits).
 CREATE OR REPLACE FUNCTION "${schema}"._engine_bury(
     p_namespace text, p_ids bigint[], p_tokens bigint[], p_error text, p_now timestamptz, p_failed_by text)
 RETURNS SETOF bigint
@@ -592,7 +603,7 @@ BEGIN
 END
 $$;
 
--- Version 18's rescue; a lease that expired on its last attempt makes a dead letter that keeps its key, and the key
+-- Version 18's rescue: a lease that expired on its last attempt makes a dead letter that keeps its key, and the key
 -- advances (unless the topic waits). A requeued head stays the head.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_rescue(p_namespace text, p_limit integer, p_now timestamptz, p_notify boolean,
                                             p_expired_since timestamptz)
@@ -695,7 +706,7 @@ BEGIN
 END
 $$;
 
--- Version 10's redrive; a keyed dead letter comes back waiting with its key, and its key advances: it is the head
+-- Version 10's redrive: a keyed dead letter comes back waiting with its key, and its key advances: it is the head
 -- again when nothing of its key is pending or running (it came before the successors still waiting).
 CREATE OR REPLACE FUNCTION "${schema}"._engine_redrive(p_namespace text, p_topic text, p_ids bigint[], p_after_id bigint,
                                                        p_limit integer, p_now timestamptz, p_notify boolean, p_actor text)
@@ -761,7 +772,7 @@ BEGIN
 END
 $$;
 
--- Version 10's purge; a purged dead letter's key advances (what waited behind it goes on).
+-- Version 10's purge: a purged dead letter's key advances (what waited behind it goes on).
 CREATE OR REPLACE FUNCTION "${schema}"._engine_purge(p_namespace text, p_topic text, p_ids bigint[], p_limit integer)
 RETURNS SETOF bigint
 LANGUAGE plpgsql AS $$
@@ -1027,7 +1038,7 @@ BEGIN
 END
 $$;
 
--- Version 18's inspect with the ordering key last; state 'waiting' for a message behind the head of its key.
+-- Version 18's inspect with the ordering key last, and the state 'waiting' for a message behind the head of its key.
 DROP FUNCTION "${schema}".inspect(text, bigint);
 
 CREATE FUNCTION "${schema}".inspect(p_namespace text, p_id bigint)
@@ -1048,6 +1059,139 @@ BEGIN
            h.history, h.not_kept, f.ordering_key
     FROM "${schema}"._engine_find(p_namespace, p_id) f
     CROSS JOIN "${schema}"._attempt_history(p_namespace, p_id) h;
+END
+$$;
+
+-- Version 18's explain, with the verdict of a message waiting behind its ordering key: the message it waits for.
+CREATE OR REPLACE FUNCTION "${schema}".explain(p_namespace text, p_id bigint)
+RETURNS TABLE (verdict text, id bigint, queue text, state text, now timestamptz, run_at timestamptz,
+               attempts integer, max_attempts integer, last_error text, worker text, lease_until timestamptz,
+               worker_alive boolean, live_subscribers integer, unique_key text, key_held_by bigint,
+               failed_at timestamptz, completed_at timestamptz, attempt_history jsonb, attempts_not_kept integer)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+    v_now   timestamptz := statement_timestamp();
+    m       "${schema}".messages;
+    d       "${schema}".dead_letters;
+    c       "${schema}".completed_messages;
+    v_error text;
+    v_ahead bigint;
+    v_ahead_state text;
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    IF p_id IS NULL THEN
+        PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
+    END IF;
+    id := p_id;
+    now := v_now;
+    -- the ended attempts kept (the last 20 of each message), then the running or completed one, oldest first
+    SELECT h.history, h.not_kept INTO attempt_history, attempts_not_kept
+    FROM "${schema}"._attempt_history(p_namespace, p_id) h;
+    SELECT * INTO m FROM "${schema}".messages x WHERE x.namespace = p_namespace AND x.id = p_id;
+    IF FOUND THEN
+        queue := m.topic;
+        state := m.state;
+        run_at := m.run_at;
+        attempts := m.attempts;
+        max_attempts := m.max_attempts;
+        last_error := m.last_error;
+        worker := m.worker;
+        lease_until := m.lease_until;
+        unique_key := m.unique_key;
+        live_subscribers := "${schema}"._topic_subscribers(p_namespace, m.topic);
+        v_error := CASE WHEN m.last_error IS NULL THEN '' ELSE ', last error: ' || left(m.last_error, 200) END;
+        IF m.state = 'running' THEN
+            worker_alive := "${schema}"._worker_name_alive(p_namespace, m.worker);
+            IF m.lease_until < v_now THEN
+                verdict := format('its lease held by worker %s ended at %s (attempt %s of %s); the next rescue of '
+                                  'expired leases gives it back%s', m.worker, "${schema}"._shown_time(m.lease_until),
+                                  m.attempts, m.max_attempts, v_error);
+            ELSIF worker_alive THEN
+                verdict := format('running on worker %s (attempt %s of %s), lease until %s', m.worker, m.attempts,
+                                  m.max_attempts, "${schema}"._shown_time(m.lease_until));
+            ELSE
+                verdict := format('held by worker %s, which is not heartbeating; it runs again after its lease ends '
+                                  'at %s (attempt %s of %s)', m.worker, "${schema}"._shown_time(m.lease_until),
+                                  m.attempts, m.max_attempts);
+            END IF;
+        ELSIF m.state = 'waiting' THEN
+            SELECT x.id, x.state INTO v_ahead, v_ahead_state FROM "${schema}".messages x
+            WHERE x.namespace = p_namespace AND x.topic = m.topic AND x.ordering_key = m.ordering_key
+              AND x.state <> 'waiting';
+            IF v_ahead IS NULL THEN
+                SELECT x.id, 'a dead letter' INTO v_ahead, v_ahead_state FROM "${schema}".dead_letters x
+                WHERE x.namespace = p_namespace AND x.topic = m.topic AND x.ordering_key = m.ordering_key
+                  AND x.id < m.id
+                ORDER BY x.id
+                LIMIT 1;
+            END IF;
+            verdict := format('waiting behind %s of its ordering key %s: it runs once the earlier messages of its key '
+                              'have left', CASE WHEN v_ahead IS NULL THEN 'the earlier messages'
+                                                ELSE format('message %s (%s)', v_ahead, v_ahead_state) END,
+                              m.ordering_key);
+        ELSIF m.run_at > v_now THEN
+            IF m.attempts > 0 THEN
+                verdict := format('waiting for its retry at %s, attempt %s of %s%s', "${schema}"._shown_time(m.run_at),
+                                  m.attempts + 1, m.max_attempts, v_error);
+            ELSE
+                verdict := format('not due yet: it runs at %s (in %s)', "${schema}"._shown_time(m.run_at),
+                                  "${schema}"._shown_age(m.run_at - v_now));
+            END IF;
+        ELSIF live_subscribers = 0 THEN
+            verdict := format('due since %s (%s ago) but no live worker subscribes topic %s',
+                              "${schema}"._shown_time(m.run_at), "${schema}"._shown_age(v_now - m.run_at), m.topic);
+        ELSE
+            verdict := format('due since %s (%s ago) and waiting to be claimed by one of %s live workers of topic %s',
+                              "${schema}"._shown_time(m.run_at), "${schema}"._shown_age(v_now - m.run_at),
+                              live_subscribers, m.topic);
+        END IF;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
+    SELECT * INTO d FROM "${schema}".dead_letters x WHERE x.namespace = p_namespace AND x.id = p_id;
+    IF FOUND THEN
+        queue := d.topic;
+        state := 'dead';
+        attempts := d.attempts;
+        max_attempts := d.max_attempts;
+        last_error := d.last_error;
+        unique_key := d.unique_key;
+        failed_at := d.failed_at;
+        live_subscribers := "${schema}"._topic_subscribers(p_namespace, d.topic);
+        IF d.unique_key IS NOT NULL THEN
+            SELECT x.id INTO key_held_by FROM "${schema}".messages x
+            WHERE x.namespace = p_namespace AND x.topic = d.topic AND x.unique_key = d.unique_key;
+        END IF;
+        verdict := format('dead letter since %s after %s of %s attempts, last error: %s%s',
+                          "${schema}"._shown_time(d.failed_at), d.attempts, d.max_attempts, left(d.last_error, 200),
+                          CASE WHEN key_held_by IS NOT NULL
+                               THEN format('; a redrive would leave it dead: message %s holds its unique key', key_held_by)
+                               ELSE '' END);
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
+    SELECT * INTO c FROM "${schema}".completed_messages x WHERE x.namespace = p_namespace AND x.id = p_id;
+    IF FOUND THEN
+        queue := c.topic;
+        state := 'completed';
+        attempts := c.attempts;
+        max_attempts := c.max_attempts;
+        worker := c.worker;
+        unique_key := c.unique_key;
+        completed_at := c.completed_at;
+        verdict := format('it ran: completed at %s by worker %s after %s attempts', "${schema}"._shown_time(c.completed_at),
+                          coalesce(c.worker, 'unknown'), c.attempts);
+        RETURN NEXT;
+        RETURN;
+    END IF;
+
+    state := 'unknown';
+    verdict := format('no message %s in namespace %s: it completed (completed messages are kept only when the '
+                      'queue archives them), was purged, or never existed', p_id, p_namespace);
+    RETURN NEXT;
 END
 $$;
 

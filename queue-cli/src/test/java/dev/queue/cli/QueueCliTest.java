@@ -181,6 +181,24 @@ class QueueCliTest {
     }
 
     @Test
+    void topicsOrderingShowsAndSetsTheChoiceBehindADeadLetter() {
+        String ns = newNamespace();
+        assertThat(run("topics", "ordering", "webhooks", "-n", ns).out()).contains("its ordering keys wait");
+
+        Run set = run("topics", "ordering", "webhooks", "continue", "-n", ns, "--actor", "erin");
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        assertThat(set.out()).contains("continue now, as erin");
+        assertThat(run("topics", "ordering", "webhooks", "continue", "-n", ns).out()).contains("already");
+        assertThat(run("topics", "ordering", "webhooks", "-n", ns, "--json").out()).contains("\"behindDeadLetter\": \"continue\"");
+        assertThat(sql("SELECT action FROM queue.audit_log WHERE namespace = ? AND actor = 'erin'", ns))
+                .containsExactly("ordering_continue");
+
+        Run bad = run("topics", "ordering", "webhooks", "skip", "-n", ns);
+        assertThat(bad.exitCode()).isEqualTo(2);
+        assertThat(bad.err()).contains("behindDeadLetter", "skip");
+    }
+
+    @Test
     void cancelTakesAPendingMessageOutAndExitsOneWhenThereIsNone() {
         String ns = newNamespace();
         long id = push(ns, "email", "");

@@ -68,6 +68,9 @@ class SqlOrderingKeyTest {
 
         assertThat(state(ns, second)).isEqualTo("waiting");
         assertThat(db.value("SELECT ordering_key FROM queue.inspect(?, ?)", ns, second)).isEqualTo("k");
+        assertThat((String) db.value("SELECT verdict FROM queue.explain(?, ?)", ns, second))
+                .isEqualTo("waiting behind message " + first + " (pending) of its ordering key k: it runs once the "
+                        + "earlier messages of its key have left");
         assertThat(pulled(ns)).containsExactlyInAnyOrder(first, other);
         assertThat(pulled(ns)).isEmpty();
         assertThat(db.rows("SELECT * FROM queue.get_queue_stats(?)", ns).get(0))
@@ -100,6 +103,8 @@ class SqlOrderingKeyTest {
         assertThat(pulled(ns)).containsExactly(first);
         assertThat(db.value("SELECT queue.fail(?, ?, 'bad')", ns, first)).isEqualTo(true);
         assertThat(pulled(ns)).isEmpty();
+        assertThat((String) db.value("SELECT verdict FROM queue.explain(?, ?)", ns, second))
+                .startsWith("waiting behind message " + first + " (a dead letter) of its ordering key k");
 
         // redriven, it comes before the ones behind it
         assertThat(db.rows("SELECT * FROM queue.redrive_dead_letters(?, p_ids := ARRAY[?]::bigint[])", ns, first)
