@@ -9,6 +9,8 @@ import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
 import dev.queue.api.Outcome;
 import dev.queue.api.PublishResult;
+import dev.queue.api.Subscriber;
+import dev.queue.api.Subscription;
 import dev.queue.api.Pull;
 import dev.queue.api.TopicStats;
 import dev.queue.testkit.Capability;
@@ -19,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -172,6 +175,24 @@ public abstract class OrderingKeyContract extends ContractSupport {
         List<Delivery> got = ns.pull(Pull.fromAny(TOPIC, "other").worker(WORKER).limit(10));
         assertThat(got).extracting(Delivery::id).containsExactlyInAnyOrder(a1, b1, plain, otherTopic);
         assertThat(got.stream().filter(d -> d.id().equals(plain)).findFirst().orElseThrow().orderingKey()).isEmpty();
+    }
+
+    @Test
+    public void aPromotedMessageWakesItsTopicsSubscriber() {
+        // sweeps far apart: only the wake-up of each promotion can bring the next message of the key in time
+        recreateQueue(options().sweepInterval(Duration.ofHours(1)));
+        List<MessageId> handled = new CopyOnWriteArrayList<>();
+        Subscription subscription = ns.subscribe(Subscriber.on(TOPIC).concurrency(4)
+                .handleDelivery((delivery, context) -> handled.add(delivery.id())));
+        try {
+            MessageId first = keyed("k", 1);
+            MessageId second = keyed("k", 2);
+            MessageId third = keyed("k", 3);
+            eventually().until(() -> handled.size() == 3);
+            assertThat(handled).containsExactly(first, second, third);
+        } finally {
+            subscription.close();
+        }
     }
 
     // ------------------------------------------------------------------ behind a dead letter
