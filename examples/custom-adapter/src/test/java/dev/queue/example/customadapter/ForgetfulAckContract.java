@@ -6,9 +6,12 @@ import dev.queue.api.QueueOptions;
 import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.QueueEngine;
 import dev.queue.domain.time.ManualTime;
+import dev.queue.testkit.Capability;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.QueueContract;
 import org.junit.jupiter.api.Tag;
+
+import java.util.Map;
 
 /**
  * The whole contract against the example's adapter with {@link ForgetfulAckStore} in front of its message store.
@@ -22,7 +25,17 @@ class ForgetfulAckContract extends QueueContract {
 
     @Override
     protected QueueFactory factory() {
-        return ForgetfulAckContract::queue;
+        return new QueueFactory() {
+            @Override
+            public Queue create(ManualClock clock, QueueOptions options) {
+                return queue(clock, options);
+            }
+
+            @Override
+            public Map<Capability, String> missingCapabilities() {
+                return new OneLockQueueFactory().missingCapabilities();
+            }
+        };
     }
 
     /** Wired as {@link OneLockQueue} wires the store, with the forgetful ack in between. */
