@@ -99,9 +99,9 @@ $$;
 
 -- ------------------------------------------------------------------ the claim, under limits
 
--- Version 20's claim, with limits: returns, besides the claimed messages, whether each came from a limited topic
+-- Version 22's claim, with limits: returns, besides the claimed messages, whether each came from a limited topic
 -- (the engine wakes its subscribers when such a message settles, since that frees room). Without limits on any of
--- p_topics it runs version 20's statement unchanged. Otherwise it claims topic by topic in the order given: an
+-- p_topics it runs version 22's statement unchanged. Otherwise it claims topic by topic in the order given: an
 -- unlimited topic as before, a limited one from the head of its claim order (its claims do not run concurrently,
 -- so positions buy nothing), at most the room its limits leave.
 DROP FUNCTION "${schema}".engine_claim(text, text[], text, integer, bigint, bigint, timestamptz, boolean, integer[],
@@ -115,7 +115,8 @@ CREATE FUNCTION "${schema}"._engine_claim(
     p_after_ids bigint[], p_behind boolean[])
 RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers jsonb, priority integer, attempts integer,
                max_attempts integer, lease_token bigint, worker text, lease_until timestamptz,
-               published_at timestamptz, run_at timestamptz, unique_key text, published_by text, limited boolean)
+               published_at timestamptz, run_at timestamptz, unique_key text, published_by text, ordering_key text,
+               limited boolean)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -193,11 +194,12 @@ BEGIN
                 lease_until = coalesce(p_now, statement_timestamp()) + p_lease_micros * interval '1 microsecond'
             WHERE m.id = ANY (ARRAY(SELECT p.id FROM picked p))
             RETURNING m.id, m.namespace, m.topic, m.payload, m.headers, m.priority, m.attempts, m.max_attempts,
-                      m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key, m.published_by
+                      m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key, m.published_by,
+                      m.ordering_key
         )
         SELECT c.id, c.namespace::text, c.topic::text, c.payload, c.headers, c.priority::integer, c.attempts,
                c.max_attempts, c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at, c.unique_key::text,
-               c.published_by, false
+               c.published_by, c.ordering_key::text, false
         FROM claimed c JOIN picked p ON p.id = c.id
         WHERE NOT p_async OR (SELECT set_config('synchronous_commit', 'off', true)) = 'off'
         ORDER BY p.ord, p.part, c.priority, c.run_at, c.id;
@@ -260,11 +262,11 @@ BEGIN
                 WHERE m.id = ANY (ARRAY(SELECT p.id FROM picked p))
                 RETURNING m.id, m.namespace, m.topic, m.payload, m.headers, m.priority, m.attempts, m.max_attempts,
                           m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key,
-                          m.published_by
+                          m.published_by, m.ordering_key
             )
             SELECT c.id, c.namespace::text, c.topic::text, c.payload, c.headers, c.priority::integer, c.attempts,
                    c.max_attempts, c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at,
-                   c.unique_key::text, c.published_by, false
+                   c.unique_key::text, c.published_by, c.ordering_key::text, false
             FROM claimed c JOIN picked p ON p.id = c.id
             ORDER BY p.part, c.priority, c.run_at, c.id;
             GET DIAGNOSTICS v_claimed = ROW_COUNT;
@@ -363,7 +365,8 @@ BEGIN
             WHERE m.id = ANY (ARRAY(SELECT p.id FROM picked p))
               AND m.state = 'pending'
             RETURNING m.id, m.namespace, m.topic, m.payload, m.headers, m.priority, m.attempts, m.max_attempts,
-                      m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key, m.published_by
+                      m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key, m.published_by,
+                      m.ordering_key
         ),
         held AS (
             INSERT INTO "${schema}".limit_holders AS h (namespace, topic, message_id, lease_token, partition)
@@ -390,7 +393,7 @@ BEGIN
         )
         SELECT c.id, c.namespace::text, c.topic::text, c.payload, c.headers, c.priority::integer, c.attempts,
                c.max_attempts, c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at, c.unique_key::text,
-               c.published_by, true
+               c.published_by, c.ordering_key::text, true
         FROM claimed c JOIN picked p ON p.id = c.id
         ORDER BY c.priority, c.run_at, c.id;
         GET DIAGNOSTICS v_claimed = ROW_COUNT;
@@ -403,18 +406,19 @@ END
 $$;
 
 -- The claim of versions 10, 14 and 18 (the SQL pull functions call it): looks behind no position, and returns the
--- columns it always returned.
+-- columns of version 22 (the ordering key last).
 CREATE OR REPLACE FUNCTION "${schema}"._engine_claim(
     p_namespace text, p_topics text[], p_worker text, p_limit integer, p_lease_token bigint, p_lease_micros bigint,
     p_now timestamptz, p_async boolean, p_after_priorities integer[], p_after_run_at_micros bigint[],
     p_after_ids bigint[])
 RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers jsonb, priority integer, attempts integer,
                max_attempts integer, lease_token bigint, worker text, lease_until timestamptz,
-               published_at timestamptz, run_at timestamptz, unique_key text, published_by text)
+               published_at timestamptz, run_at timestamptz, unique_key text, published_by text, ordering_key text)
 LANGUAGE plpgsql AS $$
 BEGIN
     RETURN QUERY SELECT c.id, c.namespace, c.topic, c.payload, c.headers, c.priority, c.attempts, c.max_attempts,
-                        c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at, c.unique_key, c.published_by
+                        c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at, c.unique_key, c.published_by,
+                        c.ordering_key
     FROM "${schema}"._engine_claim(p_namespace, p_topics, p_worker, p_limit, p_lease_token, p_lease_micros, p_now,
                                    p_async, p_after_priorities, p_after_run_at_micros, p_after_ids,
                                    NULL::boolean[]) c;
@@ -427,7 +431,8 @@ CREATE FUNCTION "${schema}".engine_claim(
     p_after_ids bigint[], p_behind boolean[])
 RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers jsonb, priority integer, attempts integer,
                max_attempts integer, lease_token bigint, worker text, lease_until timestamptz,
-               published_at timestamptz, run_at timestamptz, unique_key text, published_by text, limited boolean)
+               published_at timestamptz, run_at timestamptz, unique_key text, published_by text, ordering_key text,
+               limited boolean)
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM "${schema}"._check_access(p_namespace);

@@ -1,6 +1,7 @@
 package dev.queue.inmemory;
 
 import dev.queue.api.Attempt;
+import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.InvalidInputException;
@@ -39,6 +40,9 @@ import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.TopicLimitsCommand;
 import dev.queue.domain.port.TopicLimitsQuery;
+
+import dev.queue.domain.port.TopicOrderingCommand;
+import dev.queue.domain.port.TopicOrderingQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.Lifecycle;
 import dev.queue.domain.time.SystemClock;
@@ -51,6 +55,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -99,6 +104,8 @@ public final class InMemoryMessageStore implements MessageStore {
     private final TreeSet<Msg> leases = new TreeSet<>(BY_LEASE_END);
     /** Unique keys held by pending and running messages. */
     private final Map<UniqueKey, Long> uniqueKeys = new HashMap<>();
+    /** The messages of each ordering key that are live or dead; a key without any has no entry. */
+    private final Map<OrderingKey, KeyLine> keyLines = new HashMap<>();
     private final List<PublishedMessage> published = new ArrayList<>();
 
     /** A store on the machine's clock with wake-ups of its own. */
@@ -169,13 +176,27 @@ public final class InMemoryMessageStore implements MessageStore {
         }
         Instant runAt = message.runAt() != null ? micros(message.runAt())
                 : micros(now.plus(message.delay() == null ? Duration.ZERO : message.delay()));
-        TopicState topic = namespace(message.namespace()).topic(message.topic());
+        NamespaceState ns = namespace(message.namespace());
+        TopicState topic = ns.topic(message.topic());
         Msg msg = new Msg(ids.incrementAndGet(), message, topic, runAt, now);
         live.put(msg.id, msg);
         if (key != null) {
             uniqueKeys.put(key, msg.id);
         }
-        topic.addPending(msg);
+        if (msg.orderingKey == null) {
+            topic.addPending(msg);
+        } else {
+            KeyLine line = keyLines.computeIfAbsent(msg.orderingKeyRef(), k -> new KeyLine());
+            if (line.head == null && line.waiting.isEmpty() && (!ns.waitsBehindDead(topic.name) || line.dead.isEmpty())) {
+                line.head = msg;
+                topic.addPending(msg);
+            } else {
+                msg.waiting = true;
+                msg.state = MessageState.PENDING;
+                line.waiting.put(msg.id, msg);
+                topic.waitingCount++;
+            }
+        }
         published.add(new PublishedMessage(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.json,
                 msg.headers, now));
         toWake.add(new TopicKey(msg.namespace, msg.topic.name));
@@ -246,7 +267,7 @@ public final class InMemoryMessageStore implements MessageStore {
                         startRunning(msg);
                         claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers,
                                 msg.priority, msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil,
-                                msg.publishedAt, msg.runAt));
+                                msg.publishedAt, msg.runAt, msg.orderingKey));
                     }
                 }
                 if (claimed.size() >= command.limit()) {
@@ -336,7 +357,7 @@ public final class InMemoryMessageStore implements MessageStore {
             startRunning(msg);
             claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers, msg.priority,
                     msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil, msg.publishedAt, msg.runAt,
-                    true));
+                    msg.orderingKey, true));
         }
         if (topicBucket != null) {
             topicBucket.spend(now, topicTokens, picked.size());
@@ -399,9 +420,11 @@ public final class InMemoryMessageStore implements MessageStore {
 
     @Override
     public Set<Long> messageAckIfLeased(AckCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        Set<Long> done = new LinkedHashSet<>();
         lock.lock();
         try {
-            Set<Long> done = new LinkedHashSet<>();
+            Instant now = null;
             for (LeaseRef ref : command.leases()) {
                 Msg msg = held(command.namespace(), ref);
                 if (msg == null) {
@@ -411,11 +434,16 @@ public final class InMemoryMessageStore implements MessageStore {
                 forget(msg);
                 msg.topic.completed++;
                 done.add(msg.id);
+                if (msg.orderingKey != null) {
+                    now = now == null ? now(command.time()) : now;
+                    headLeft(msg, false, now, toWake);
+                }
             }
-            return done;
         } finally {
             lock.unlock();
         }
+        wakeUps.signal(toWake);
+        return done;
     }
 
     @Override
@@ -446,6 +474,7 @@ public final class InMemoryMessageStore implements MessageStore {
 
     @Override
     public Outcome messageDeadLetterIfLeased(DeadLetterCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
         lock.lock();
         try {
             Msg msg = held(command.namespace(), command.lease());
@@ -455,11 +484,12 @@ public final class InMemoryMessageStore implements MessageStore {
             recordFailure(msg, command.error(), now(command.time()), AttemptOutcome.DEAD);
             stopRunning(msg);
             msg.lastError = command.error();
-            bury(msg, now(command.time()));
-            return Outcome.DEAD_LETTERED;
+            bury(msg, now(command.time()), toWake);
         } finally {
             lock.unlock();
         }
+        wakeUps.signal(toWake);
+        return Outcome.DEAD_LETTERED;
     }
 
     @Override
@@ -539,7 +569,7 @@ public final class InMemoryMessageStore implements MessageStore {
                     requeued++;
                 } else {
                     msg.lastError = LEASE_EXPIRED_ON_LAST_ATTEMPT;
-                    bury(msg, now);
+                    bury(msg, now, toWake);
                     deadLettered++;
                 }
             }
@@ -618,8 +648,19 @@ public final class InMemoryMessageStore implements MessageStore {
                 if (msg.uniqueKey != null) {
                     uniqueKeys.put(msg.uniqueKeyRef(), msg.id);
                 }
-                msg.topic.addPending(msg);
-                toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+                if (msg.orderingKey == null) {
+                    msg.topic.addPending(msg);
+                    toWake.add(new TopicKey(msg.namespace, msg.topic.name));
+                } else {
+                    // back in line by its id: the head again unless something of its key is pending or running
+                    KeyLine line = keyLines.computeIfAbsent(msg.orderingKeyRef(), k -> new KeyLine());
+                    line.dead.remove(msg.id);
+                    msg.waiting = true;
+                    msg.state = MessageState.PENDING;
+                    line.waiting.put(msg.id, msg);
+                    msg.topic.waitingCount++;
+                    advance(msg.orderingKeyRef(), now, toWake);
+                }
                 redriven++;
             }
         } finally {
@@ -632,6 +673,8 @@ public final class InMemoryMessageStore implements MessageStore {
 
     @Override
     public int deadLetterPurge(PurgeCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        int purged;
         lock.lock();
         try {
             NamespaceState ns = namespaces.get(command.namespace());
@@ -639,14 +682,24 @@ public final class InMemoryMessageStore implements MessageStore {
                 return 0;
             }
             List<Msg> victims = deadLettersOf(ns, command.id(), command.topic(), 0, command.limit());
+            Instant now = now(CommandTime.storeClock());
             for (Msg msg : victims) {
                 ns.dead.remove(msg.id);
                 msg.topic.dead--;
+                if (msg.orderingKey != null) {
+                    KeyLine line = keyLines.get(msg.orderingKeyRef());
+                    if (line != null) {
+                        line.dead.remove(msg.id);
+                    }
+                    advance(msg.orderingKeyRef(), now, toWake);
+                }
             }
-            return victims.size();
+            purged = victims.size();
         } finally {
             lock.unlock();
         }
+        wakeUps.signal(toWake);
+        return purged;
     }
 
     /**
@@ -745,20 +798,76 @@ public final class InMemoryMessageStore implements MessageStore {
 
     @Override
     public Optional<MessageState> messageCancel(CancelCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        MessageState was;
         lock.lock();
         try {
             Msg msg = live.get(command.id());
             if (msg == null || !msg.namespace.equals(command.namespace())) {
                 return Optional.empty();
             }
-            MessageState was = msg.state;
+            was = msg.state;
             if (was == MessageState.RUNNING) {
                 stopRunning(msg);
+            } else if (msg.waiting) {
+                KeyLine line = keyLines.get(msg.orderingKeyRef());
+                line.waiting.remove(msg.id);
+                msg.waiting = false;
+                msg.topic.waitingCount--;
             } else {
                 msg.topic.removePending(msg);
             }
             forget(msg);
-            return Optional.of(was);
+            if (msg.orderingKey != null) {
+                if (keyLines.get(msg.orderingKeyRef()).head == msg) {
+                    headLeft(msg, false, now(command.time()), toWake);
+                } else {
+                    advance(msg.orderingKeyRef(), now(command.time()), toWake);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return Optional.of(was);
+    }
+
+    @Override
+    public boolean supportsOrderingKeys() {
+        return true;
+    }
+
+    /** Under the store's lock, like every promotion. */
+    @Override
+    public boolean topicSetBehindDeadLetter(TopicOrderingCommand command) {
+        Set<TopicKey> toWake = new LinkedHashSet<>();
+        boolean changed;
+        lock.lock();
+        try {
+            NamespaceState ns = namespace(command.namespace());
+            changed = command.behindDeadLetter() == BehindDeadLetter.CONTINUE
+                    ? ns.continueTopics.add(command.topic()) : ns.continueTopics.remove(command.topic());
+            if (changed && command.behindDeadLetter() == BehindDeadLetter.CONTINUE) {
+                Instant now = now(command.time());
+                for (OrderingKey key : List.copyOf(keyLines.keySet())) {
+                    if (key.namespace().equals(command.namespace()) && key.topic().equals(command.topic())) {
+                        advance(key, now, toWake);
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeUps.signal(toWake);
+        return changed;
+    }
+
+    @Override
+    public BehindDeadLetter topicBehindDeadLetter(TopicOrderingQuery query) {
+        lock.lock();
+        try {
+            NamespaceState ns = namespaces.get(query.namespace());
+            return ns != null && ns.continueTopics.contains(query.topic()) ? BehindDeadLetter.CONTINUE : BehindDeadLetter.WAIT;
         } finally {
             lock.unlock();
         }
@@ -806,9 +915,10 @@ public final class InMemoryMessageStore implements MessageStore {
             long dead = 0;
             Map<String, TopicStats> topics = new LinkedHashMap<>();
             for (TopicState topic : ns.topics.values()) {
-                topics.put(topic.name, new TopicStats(topic.name, topic.pendingCount, topic.running, topic.completed,
-                        topic.dead, topic.oldestDueAt(now)));
-                pending += topic.pendingCount;
+                // a message waiting behind its ordering key counts as pending: it has not run
+                topics.put(topic.name, new TopicStats(topic.name, topic.pendingCount + topic.waitingCount, topic.running,
+                        topic.completed, topic.dead, topic.oldestDueAt(now)));
+                pending += topic.pendingCount + topic.waitingCount;
                 running += topic.running;
                 completed += topic.completed;
                 dead += topic.dead;
@@ -835,7 +945,8 @@ public final class InMemoryMessageStore implements MessageStore {
             }
             return Optional.of(new MessageInfo(MessageId.of(msg.id), msg.namespace, msg.topic.name, msg.state, msg.json,
                     msg.headers, msg.priority, msg.attempts, msg.maxAttempts, msg.uniqueKey, msg.publishedAt, msg.runAt,
-                    msg.leaseUntil, msg.worker, msg.lastError, msg.history(), msg.attemptsNotKept));
+                    msg.leaseUntil, msg.worker, msg.lastError, msg.history(), msg.attemptsNotKept,
+                    Optional.ofNullable(msg.orderingKey), msg.waiting));
         } finally {
             lock.unlock();
         }
@@ -987,16 +1098,72 @@ public final class InMemoryMessageStore implements MessageStore {
         }
     }
 
-    /** A message whose lease was stopped becomes a dead letter. */
-    private void bury(Msg msg, Instant now) {
+    /** A message whose lease was stopped becomes a dead letter; its ordering key goes on unless its topic waits. */
+    private void bury(Msg msg, Instant now, Set<TopicKey> toWake) {
         forget(msg);
         msg.state = MessageState.DEAD;
         msg.failedAt = now;
         msg.topic.dead++;
         namespaces.get(msg.namespace).dead.put(msg.id, msg);
+        if (msg.orderingKey != null) {
+            headLeft(msg, true, now, toWake);
+        }
+    }
+
+    /** The head of an ordering key left (completed, cancelled or, {@code dead}, dead-lettered): the key advances. */
+    private void headLeft(Msg msg, boolean dead, Instant now, Set<TopicKey> toWake) {
+        OrderingKey ref = msg.orderingKeyRef();
+        KeyLine line = keyLines.get(ref);
+        if (line.head == msg) {
+            line.head = null;
+        }
+        if (dead) {
+            line.dead.add(msg.id);
+        }
+        advance(ref, now, toWake);
+    }
+
+    /**
+     * When the key has no pending or running message, its first waiting one becomes pending (due now if its due time
+     * passed), unless its topic waits behind dead letters and a dead letter of the key came before it.
+     */
+    private void advance(OrderingKey ref, Instant now, Set<TopicKey> toWake) {
+        KeyLine line = keyLines.get(ref);
+        if (line == null) {
+            return;
+        }
+        if (line.head == null && !line.waiting.isEmpty()) {
+            Msg next = line.waiting.firstEntry().getValue();
+            boolean blocked = namespaces.get(ref.namespace()).waitsBehindDead(ref.topic())
+                    && !line.dead.isEmpty() && line.dead.first() < next.id;
+            if (!blocked) {
+                line.waiting.remove(next.id);
+                next.waiting = false;
+                next.topic.waitingCount--;
+                if (next.runAt.isBefore(now)) {
+                    next.runAt = now;
+                }
+                line.head = next;
+                next.topic.addPending(next);
+                toWake.add(new TopicKey(next.namespace, next.topic.name));
+            }
+        }
+        if (line.head == null && line.waiting.isEmpty() && line.dead.isEmpty()) {
+            keyLines.remove(ref);
+        }
     }
 
     private record UniqueKey(String namespace, String topic, String key) {
+    }
+
+    private record OrderingKey(String namespace, String topic, String key) {
+    }
+
+    /** One ordering key: its head (pending or running), its waiting messages and its dead letters, by id. */
+    private static final class KeyLine {
+        Msg head;
+        final TreeMap<Long, Msg> waiting = new TreeMap<>();
+        final TreeSet<Long> dead = new TreeSet<>();
     }
 
     private static final class NamespaceState {
@@ -1010,6 +1177,13 @@ public final class InMemoryMessageStore implements MessageStore {
         final TreeMap<String, TopicLimits> limits = new TreeMap<>();
         /** The token buckets of rate-limited topics and their partitions, by {@link #bucketKey}. */
         final Map<String, Bucket> buckets = new HashMap<>();
+
+        /** Topics whose ordering keys go on behind a dead letter (the others wait). */
+        final Set<String> continueTopics = new HashSet<>();
+
+        boolean waitsBehindDead(String topic) {
+            return !continueTopics.contains(topic);
+        }
 
         NamespaceState(String name) {
             this.name = name;
@@ -1027,6 +1201,8 @@ public final class InMemoryMessageStore implements MessageStore {
         @SuppressWarnings({"unchecked", "rawtypes"})
         final TreeSet<Msg>[] pending = new TreeSet[PRIORITIES];
         int pendingCount;
+        /** Messages waiting behind the head of their ordering key (not in the pending sets). */
+        int waitingCount;
         int running;
         long completed;
         int dead;
@@ -1081,9 +1257,12 @@ public final class InMemoryMessageStore implements MessageStore {
         final int priority;
         final int maxAttempts;
         final String uniqueKey;
+        final String orderingKey;
         final Instant publishedAt;
 
         MessageState state;
+        /** Pending behind the head of its ordering key, out of the pending sets. */
+        boolean waiting;
         Instant runAt;
         int attempts;
         String worker;
@@ -1105,6 +1284,7 @@ public final class InMemoryMessageStore implements MessageStore {
             this.priority = message.priority();
             this.maxAttempts = message.maxAttempts();
             this.uniqueKey = message.uniqueKey();
+            this.orderingKey = message.orderingKey();
             this.publishedAt = publishedAt;
             this.runAt = runAt;
             this.state = MessageState.PENDING;
@@ -1129,6 +1309,7 @@ public final class InMemoryMessageStore implements MessageStore {
             this.priority = 0;
             this.maxAttempts = 0;
             this.uniqueKey = null;
+            this.orderingKey = null;
             this.publishedAt = null;
             this.runAt = now;
         }
@@ -1139,6 +1320,10 @@ public final class InMemoryMessageStore implements MessageStore {
 
         UniqueKey uniqueKeyRef() {
             return new UniqueKey(namespace, topic.name, uniqueKey);
+        }
+
+        OrderingKey orderingKeyRef() {
+            return new OrderingKey(namespace, topic.name, orderingKey);
         }
 
         DeadLetter toDeadLetter() {

@@ -90,6 +90,7 @@ class NullArgumentsTest {
                 .sample(Instant.class, () -> START)
                 .sample(ZoneId.class, () -> ZoneOffset.UTC)
                 .sample(Map.class, Map::of)
+                .sample(java.util.Optional.class, java.util.Optional::empty)
                 .sample(Class.class, () -> Map.class)
                 .sampleByGenericType(List.class, generic -> NullArgumentSweep.elementType(generic) == Message.class
                         ? List.of(Message.to("t")) : List.of("t"))

@@ -27,6 +27,12 @@ interface FlowControlMapper {
     /** The state the message left ({@code pending} or {@code running}), null when it was neither. */
     String cancel(@Param("namespace") String namespace, @Param("id") long id, @Param("now") Instant now);
 
+    /** The choice behind a dead letter ({@code wait} or {@code continue}) and its audit_log row; true when it changed. */
+    boolean setOrdering(@Param("namespace") String namespace, @Param("topic") String topic,
+                        @Param("behindDeadLetter") String behindDeadLetter, @Param("now") Instant now);
+
+    String ordering(@Param("namespace") String namespace, @Param("topic") String topic);
+
     List<Long> snooze(@Param("namespace") String namespace, @Param("ids") Long[] ids, @Param("tokens") Long[] tokens,
                       @Param("delayMicros") Long delayMicros, @Param("runAt") Instant runAt, @Param("now") Instant now);
 }

@@ -18,7 +18,7 @@ interface MessageMapper {
     /** The columns of a multi-row publish, one array element per message, in the caller's order. */
     record Batch(String[] namespaces, String[] topics, String[] payloads, String[] headers, Integer[] priorities,
                  Integer[] maxAttempts, String[] uniqueKeys, Long[] runAtMicros, Long[] delayMicros,
-                 String[] notifyKeys, Instant now) {
+                 String[] notifyKeys, Instant now, String[] orderingKeys) {
     }
 
     /** One message of a publish without unique key; {@code notifyKey} null when its wake-up is held back. */
@@ -47,11 +47,14 @@ interface MessageMapper {
     /** A live or dead message as {@code _engine_find} returns it. */
     record Info(long id, String namespace, String topic, String state, String payload, Map<String, String> headers,
                 int priority, int attempts, int maxAttempts, String uniqueKey, Instant publishedAt, Instant runAt,
-                Instant leaseUntil, String worker, String lastError) {
+                Instant leaseUntil, String worker, String lastError, String orderingKey) {
     }
 
     /** Unique keys, unregistered topics: one round-trip, the holder rounds run inside the function. */
     List<Published> publish(Batch batch);
+
+    /** The same with ordering keys (migration 22). */
+    List<Published> publishKeyed(Batch batch);
 
     /** No unique keys, registered topics: a plain multi-row insert; ids in the caller's order. */
     List<Long> publishFast(Batch batch);
@@ -63,8 +66,11 @@ interface MessageMapper {
     /** The claim of a schema before migration 20, without {@code behind}. */
     List<ClaimedMessage> claimBefore20(Claim claim);
 
-    /** Version 20's claim, which reports no limits (a schema without version 23). */
+    /** The claim of a schema with migration 22 but not 23: reports no limits. */
     List<ClaimedMessage> claimBefore23(Claim claim);
+
+    /** The claim of a schema with migration 20 but not 22: returns no ordering key and reports no limits. */
+    List<ClaimedMessage> claimBefore22(Claim claim);
 
     /** The topics whose look behind the claim positions the caller takes (migration 20). */
     List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
@@ -92,6 +98,9 @@ interface MessageMapper {
     List<TopicStats> stats(@Param("namespace") String namespace, @Param("now") Instant now);
 
     Info find(@Param("namespace") String namespace, @Param("id") long id);
+
+    /** The lookup of a schema before migration 22 (no ordering key). */
+    Info findBefore22(@Param("namespace") String namespace, @Param("id") long id);
 
     /**
      * An attempt of a message as migration 18 lists them: outcome {@code retry}, {@code lease_expired}, {@code dead},

@@ -1,6 +1,7 @@
 package dev.queue.postgres;
 
 import dev.queue.api.Attempt;
+import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.AttemptOutcome;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
@@ -11,6 +12,7 @@ import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.TopicLimits;
 import dev.queue.api.TopicStats;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
@@ -39,6 +41,8 @@ import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.TopicLimitsCommand;
 import dev.queue.domain.port.TopicLimitsQuery;
+import dev.queue.domain.port.TopicOrderingCommand;
+import dev.queue.domain.port.TopicOrderingQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
@@ -85,6 +89,9 @@ final class PostgresMessageStore implements MessageStore {
     private volatile boolean before13;
     /** The schema predates migration 20 (no look behind the claim positions: such a topic claims from the head). */
     private volatile boolean before20;
+    /** The schema predates migration 22 (no ordering keys: keyed publishes are refused). */
+    private volatile boolean before22;
+    /** The schema predates migration 23 (no limits, and claims report none). */
     private volatile boolean before23;
     /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
     private volatile PublishRates rates;
@@ -107,6 +114,11 @@ final class PostgresMessageStore implements MessageStore {
     /** For a schema migrated by another tool without version 20 yet. */
     void useSchemaBefore20(boolean value) {
         this.before20 = value;
+    }
+
+    /** For a schema migrated by another tool without version 22 yet. */
+    void useSchemaBefore22(boolean value) {
+        this.before22 = value;
     }
 
     /** For a schema migrated by another tool without version 23 yet: no limits, and claims report none. */
@@ -175,7 +187,8 @@ final class PostgresMessageStore implements MessageStore {
      */
     private boolean canPublishFast(List<NewMessage> messages) {
         for (NewMessage message : messages) {
-            if (message.uniqueKey() != null || !registeredTopics.contains(wakeKey(message))) {
+            if (message.uniqueKey() != null || message.orderingKey() != null
+                    || !registeredTopics.contains(wakeKey(message))) {
                 return false;
             }
         }
@@ -258,7 +271,8 @@ final class PostgresMessageStore implements MessageStore {
     private static List<StoredOutcome> publishWith(MessageMapper mapper, PublishCommand command) {
         List<NewMessage> messages = command.messages();
         int size = messages.size();
-        List<MessageMapper.Published> rows = mapper.publish(publishParams(messages, null, command.time().givenOrNull()));
+        MessageMapper.Batch batch = publishParams(messages, null, command.time().givenOrNull());
+        List<MessageMapper.Published> rows = batch.orderingKeys() == null ? mapper.publish(batch) : mapper.publishKeyed(batch);
         StoredOutcome[] outcomes = new StoredOutcome[size];
         for (MessageMapper.Published row : rows) {
             outcomes[row.ord() - 1] = new StoredOutcome(row.id(), row.duplicate());
@@ -284,6 +298,7 @@ final class PostgresMessageStore implements MessageStore {
         String[] uniqueKeys = new String[n];
         Long[] runAtMicros = new Long[n];
         Long[] delayMicros = new Long[n];
+        String[] orderingKeys = null;
         for (int i = 0; i < n; i++) {
             NewMessage message = messages.get(i);
             namespaces[i] = message.namespace();
@@ -295,9 +310,15 @@ final class PostgresMessageStore implements MessageStore {
             uniqueKeys[i] = message.uniqueKey();
             runAtMicros[i] = message.runAt() == null ? null : epochMicros(message.runAt());
             delayMicros[i] = message.runAt() != null || message.delay() == null ? null : micros(message.delay());
+            if (message.orderingKey() != null) {
+                if (orderingKeys == null) {
+                    orderingKeys = new String[n];
+                }
+                orderingKeys[i] = message.orderingKey();
+            }
         }
         return new MessageMapper.Batch(namespaces, topics, payloads, headers, priorities, maxAttempts, uniqueKeys,
-                runAtMicros, delayMicros, notifyKeys == null ? new String[0] : notifyKeys, now);
+                runAtMicros, delayMicros, notifyKeys == null ? new String[0] : notifyKeys, now, orderingKeys);
     }
 
     /** A one-message publish (package-private for the commit-mode test); {@code notifyKey} null: held back. */
@@ -314,7 +335,8 @@ final class PostgresMessageStore implements MessageStore {
     public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         MessageMapper.Claim claim = claimParams(command);
         return runner.autoCommit("claim", MessageMapper.class,
-                mapper -> before20 ? mapper.claimBefore20(claim) : before23 ? mapper.claimBefore23(claim) : mapper.claim(claim));
+                mapper -> before20 ? mapper.claimBefore20(claim) : before22 ? mapper.claimBefore22(claim)
+                        : before23 ? mapper.claimBefore23(claim) : mapper.claim(claim));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
@@ -504,6 +526,34 @@ final class PostgresMessageStore implements MessageStore {
     }
 
     @Override
+    public boolean supportsOrderingKeys() {
+        return !before22;
+    }
+
+    @Override
+    public boolean topicSetBehindDeadLetter(TopicOrderingCommand command) {
+        requireOrderingKeys();
+        return runner.autoCommit("choice behind dead letters", FlowControlMapper.class, mapper -> mapper.setOrdering(
+                command.namespace(), command.topic(), command.behindDeadLetter().name().toLowerCase(Locale.ROOT),
+                command.time().givenOrNull()));
+    }
+
+    @Override
+    public BehindDeadLetter topicBehindDeadLetter(TopicOrderingQuery query) {
+        requireOrderingKeys();
+        String choice = runner.autoCommit("choice behind dead letters", FlowControlMapper.class,
+                mapper -> mapper.ordering(query.namespace(), query.topic()));
+        return BehindDeadLetter.valueOf(choice.toUpperCase(Locale.ROOT));
+    }
+
+    private void requireOrderingKeys() {
+        if (before22) {
+            throw new UnsupportedCapabilityException("ordering keys",
+                    "the schema lacks migration V22 (ordering keys): apply the migrations in db/queue/");
+        }
+    }
+
+    @Override
     public Outcome messageSnoozeIfLeased(SnoozeCommand command) {
         Leases leases = Leases.of(List.of(command.lease()));
         Long delayMicros = command.runAt() != null ? null : micros(command.delay() == null ? Duration.ZERO : command.delay());
@@ -610,7 +660,8 @@ final class PostgresMessageStore implements MessageStore {
         // one transaction, so the history belongs to the row found
         Object[] found = runner.inTransaction("find", session -> {
             MessageMapper mapper = session.getMapper(MessageMapper.class);
-            MessageMapper.Info info = mapper.find(message.namespace(), message.id());
+            MessageMapper.Info info = before22 ? mapper.findBefore22(message.namespace(), message.id())
+                    : mapper.find(message.namespace(), message.id());
             return new Object[] {info, info == null ? List.of() : before13
                     ? mapper.findAttemptsBefore13(message.namespace(), message.id())
                     : mapper.findAttempts(message.namespace(), message.id())};
@@ -622,7 +673,7 @@ final class PostgresMessageStore implements MessageStore {
         @SuppressWarnings("unchecked")
         List<MessageMapper.Attempt> attempts = (List<MessageMapper.Attempt>) found[1];
         MessageState state = switch (row.state()) {
-            case "pending" -> MessageState.PENDING;
+            case "pending", "waiting" -> MessageState.PENDING;
             case "running" -> MessageState.RUNNING;
             default -> MessageState.DEAD;
         };
@@ -631,7 +682,8 @@ final class PostgresMessageStore implements MessageStore {
                 row.runAt(), row.leaseUntil(), row.worker(), row.lastError(),
                 attempts.stream().map(PostgresMessageStore::attempt).toList(),
                 attempts.stream().map(MessageMapper.Attempt::ordinal).filter(Objects::nonNull).findFirst()
-                        .map(first -> first - 1).orElse(0)));
+                        .map(first -> first - 1).orElse(0),
+                Optional.ofNullable(row.orderingKey()), "waiting".equals(row.state())));
     }
 
     private static Attempt attempt(MessageMapper.Attempt row) {

@@ -514,6 +514,33 @@ public final class PostgresOperator {
         return flowChange("resumeQueue", "the resume of topic " + topic, namespace, topic, actor);
     }
 
+    /**
+     * Sets what the later messages of an ordering key of the topic do behind a dead letter of their key:
+     * {@code wait} (the default) or {@code continue} (docs/flow-control.md). True when it changed. Recorded in the
+     * audit log with the actor.
+     */
+    public boolean setTopicOrdering(String namespace, String topic, String behindDeadLetter, String actor) {
+        name("namespace", namespace);
+        name("topic", topic);
+        if (!"wait".equals(behindDeadLetter) && !"continue".equals(behindDeadLetter)) {
+            throw new InvalidInputException("behindDeadLetter", behindDeadLetter, "wait or continue");
+        }
+        checkActor(actor);
+        return sessions.inTransaction("the ordering choice of topic " + topic + " in namespace " + namespace, session -> {
+            session.selectOne("operator.setActor", Map.of("actor", actor));
+            return Boolean.TRUE.equals(session.selectOne("operator.setQueueOrdering",
+                    params("namespace", namespace, "topic", topic, "choice", behindDeadLetter)));
+        });
+    }
+
+    /** The topic's choice behind a dead letter: {@code wait} or {@code continue}. */
+    public String topicOrdering(String namespace, String topic) {
+        name("namespace", namespace);
+        name("topic", topic);
+        return sessions.autoCommit("the ordering choice of topic " + topic + " in namespace " + namespace,
+                session -> session.<String>selectOne("operator.queueOrdering", params("namespace", namespace, "topic", topic)));
+    }
+
     private boolean flowChange(String statement, String operation, String namespace, String topic, String actor) {
         name("namespace", namespace);
         name("topic", topic);

@@ -208,6 +208,7 @@ public final class PostgresQueue implements Queue {
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
             store.useSchemaBefore13(!login.gatesPresent());
             store.useSchemaBefore20(!login.lookBehindPresent());
+            store.useSchemaBefore22(!login.orderingKeysPresent());
             store.useSchemaBefore23(!login.limitsPresent());
             if (!login.lookBehindPresent()) {
                 LOG.warn("schema {} lacks migration V20 (head_sweeps): each subscription looks from the head of the claim "

@@ -57,6 +57,7 @@ final class SchemaMigrator {
             new Migration(19, "operator_search"),
             new Migration(20, "head_sweeps"),
             new Migration(21, "trusted_policies"),
+            new Migration(22, "ordering_keys"),
             new Migration(23, "topic_limits"));
 
     /** The migration that ends with {@code _secure_schema()}. */

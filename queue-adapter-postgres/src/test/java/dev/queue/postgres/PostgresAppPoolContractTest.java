@@ -8,6 +8,7 @@ import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
 import dev.queue.testkit.contract.LimitsContract;
+import dev.queue.testkit.contract.OrderingKeyContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -126,6 +127,14 @@ class PostgresAppPoolContractTest {
 
     @Nested
     class Limits extends LimitsContract {
+        @Override
+        protected QueueFactory factory() {
+            return new AppPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
             return new AppPoolQueueFactory();

@@ -8,6 +8,7 @@ import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
 import dev.queue.testkit.contract.LimitsContract;
+import dev.queue.testkit.contract.OrderingKeyContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
@@ -101,6 +102,14 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class FlowControl extends FlowControlContract {
+        @Override
+        protected QueueFactory factory() {
+            return new TenantPoolQueueFactory();
+        }
+    }
+
+    @Nested
+    class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
             return new TenantPoolQueueFactory();

@@ -169,6 +169,14 @@ class QueryPlanTest {
                 .doesNotContain("Merge Join").doesNotContain("Seq Scan");
         assertThat(genericPlan(db, "rescue")).as("rescue").contains("messages_lease_idx");
         assertThat(genericPlan(db, "nextDueAt")).as("nextDueAt").contains("messages_claim_idx");
+        // ordering keys: each key's head and next waiting message are index probes, never a scan of the keyed rows
+        String keyed = genericPlan(db, "publishKeyed");
+        assertThat(keyed).as("publishKeyed").contains("messages_ordering_head_idx").contains("messages_ordering_waiting_idx")
+                .doesNotContain("Seq Scan");
+        String advance = genericPlan(db, "advance");
+        assertThat(advance).as("advance").contains("messages_ordering_head_idx").contains("messages_ordering_waiting_idx")
+                .doesNotContain("Seq Scan");
+        assertThat(unboundedScansOfMessages(advance)).as("advance").isEmpty();
     }
 
     @Test
@@ -239,6 +247,13 @@ class QueryPlanTest {
             case "publish" -> db.nestedPlans(true, "SELECT * FROM $s._engine_publish(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, true, NULL)",
                     new String[] {NS}, new String[] {"t"}, new String[] {"{}"}, new String[] {"{}"}, new Integer[] {0},
                     new Integer[] {1}, new String[] {"k"}, new Long[] {null}, new Long[] {0L});
+            case "publishKeyed" -> db.nestedPlans(true,
+                    "SELECT * FROM $s._engine_publish(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, true, NULL, ?)",
+                    new String[] {NS, NS}, new String[] {"t", "t"}, new String[] {"{}", "{}"}, new String[] {"{}", "{}"},
+                    new Integer[] {0, 0}, new Integer[] {1, 1}, new String[] {null, null}, new Long[] {null, null},
+                    new Long[] {0L, 0L}, new String[] {"ok", "ok"});
+            case "advance" -> db.nestedPlans(true, "SELECT $s._ordering_advance(?, ?, ?, NULL, true)",
+                    new String[] {NS}, new String[] {"t"}, new String[] {"ok"});
             case "redrive" -> db.nestedPlans(true, "SELECT * FROM $s._engine_redrive(?, 't', NULL, 0, 10, NULL, true, NULL)", NS);
             case "rescue" -> db.nestedPlans(true, "SELECT * FROM $s._engine_rescue(?, 10, NULL, true, NULL)", NS);
             case "nextDueAt" -> db.nestedPlans(true, "SELECT $s._engine_next_due(?, ?, NULL)", NS, new String[] {"t"});

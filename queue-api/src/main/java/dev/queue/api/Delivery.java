@@ -23,10 +23,49 @@ public final class Delivery {
     private final Instant leaseUntil;
     private final Instant publishedAt;
     private final PayloadCodec codec;
+    private final String orderingKey;
 
     /**
      * A delivery as a store hands it out. Applications receive deliveries from {@link Namespace#pull(Pull)} or in
      * {@link MessageContext#delivery()}; adapters and tests build them.
+     *
+     * @param id          the message's id
+     * @param namespace   the namespace the message belongs to
+     * @param topic       the topic it was published to
+     * @param json        the payload as stored JSON text
+     * @param headers     its headers, possibly empty (copied)
+     * @param priority    its priority, 0 (first) to 9 (last)
+     * @param attempt     this attempt's number, from 1
+     * @param maxAttempts how many attempts it is allowed
+     * @param leaseToken  the token of this lease
+     * @param worker      the worker holding the lease
+     * @param leaseUntil  when the lease ends unless extended
+     * @param publishedAt when it was published
+     * @param codec       decodes {@link #payload(Class)}; null when the queue has none
+     * @param orderingKey its ordering key; null when it has none
+     * @throws InvalidInputException when the id, namespace, topic, json or headers are null
+     */
+    public Delivery(MessageId id, String namespace, String topic, String json, Map<String, String> headers, int priority,
+                    int attempt, int maxAttempts, long leaseToken, String worker, Instant leaseUntil, Instant publishedAt,
+                    PayloadCodec codec, String orderingKey) {
+        this.id = InvalidInputException.requireNonNull(id, "id", "the message id");
+        this.namespace = InvalidInputException.requireNonNull(namespace, "namespace", "the namespace name");
+        this.topic = InvalidInputException.requireNonNull(topic, "topic", "the topic name");
+        this.json = InvalidInputException.requireNonNull(json, "json", "the payload as JSON text");
+        this.headers = Map.copyOf(InvalidInputException.requireNonNull(headers, "headers", "a map of headers, possibly empty"));
+        this.priority = priority;
+        this.attempt = attempt;
+        this.maxAttempts = maxAttempts;
+        this.leaseToken = leaseToken;
+        this.worker = worker;
+        this.leaseUntil = leaseUntil;
+        this.publishedAt = publishedAt;
+        this.codec = codec;
+        this.orderingKey = orderingKey;
+    }
+
+    /**
+     * A delivery without an ordering key, as a store that has none hands it out.
      *
      * @param id          the message's id
      * @param namespace   the namespace the message belongs to
@@ -46,19 +85,8 @@ public final class Delivery {
     public Delivery(MessageId id, String namespace, String topic, String json, Map<String, String> headers, int priority,
                     int attempt, int maxAttempts, long leaseToken, String worker, Instant leaseUntil, Instant publishedAt,
                     PayloadCodec codec) {
-        this.id = InvalidInputException.requireNonNull(id, "id", "the message id");
-        this.namespace = InvalidInputException.requireNonNull(namespace, "namespace", "the namespace name");
-        this.topic = InvalidInputException.requireNonNull(topic, "topic", "the topic name");
-        this.json = InvalidInputException.requireNonNull(json, "json", "the payload as JSON text");
-        this.headers = Map.copyOf(InvalidInputException.requireNonNull(headers, "headers", "a map of headers, possibly empty"));
-        this.priority = priority;
-        this.attempt = attempt;
-        this.maxAttempts = maxAttempts;
-        this.leaseToken = leaseToken;
-        this.worker = worker;
-        this.leaseUntil = leaseUntil;
-        this.publishedAt = publishedAt;
-        this.codec = codec;
+        this(id, namespace, topic, json, headers, priority, attempt, maxAttempts, leaseToken, worker, leaseUntil,
+                publishedAt, codec, null);
     }
 
     /**
@@ -195,6 +223,16 @@ public final class Delivery {
      */
     public Instant publishedAt() {
         return publishedAt;
+    }
+
+    /**
+     * The message's ordering key ({@link Message#orderingKey(String)}): while this delivery runs, no other message of
+     * the key does, and the later ones wait for it to leave.
+     *
+     * @return the key; empty when the message has none
+     */
+    public java.util.Optional<String> orderingKey() {
+        return java.util.Optional.ofNullable(orderingKey);
     }
 
     @Override

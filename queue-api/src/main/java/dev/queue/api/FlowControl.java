@@ -5,8 +5,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Flow control of one namespace: pause and resume topics, limit them, cancel messages. Pauses and limits are durable and hold for every
- * process sharing the store (docs/flow-control.md). Every method throws {@link InvalidInputException} for a bad
+ * Flow control of one namespace: pause and resume topics, limit them, cancel messages, and choose what the
+ * messages of an ordering key ({@link Message#orderingKey(String)}) do behind a dead letter. All are durable and
+ * hold for every process sharing the store (docs/flow-control.md). Every method throws {@link InvalidInputException} for a bad
  * argument (nothing changed), {@link QueueClosedException} once the queue is closed, and
  * {@link StoreUnavailableException} when the store fails. On a queue whose store lacks flow control they throw
  * {@link UnsupportedCapabilityException}.
@@ -92,4 +93,27 @@ public interface FlowControl {
      * @return each limited topic's limits, by name
      */
     Map<String, TopicLimits> allLimits();
+
+    /**
+     * Chooses what the later messages of an ordering key of a topic do while an earlier message of their key is a
+     * dead letter: {@link BehindDeadLetter#WAIT} (the default) or {@link BehindDeadLetter#CONTINUE}. Going to
+     * {@code CONTINUE} lets the keys waiting behind a dead letter go on at once, and wakes the topic's subscribers.
+     * Durable, for every process sharing the store; recorded with the queue's actor. On a store without ordering keys
+     * it throws {@link UnsupportedCapabilityException}.
+     *
+     * @param topic  the topic
+     * @param choice {@code WAIT} or {@code CONTINUE}
+     * @return true when the topic's choice changed; false when it was that already
+     * @throws InvalidInputException when the topic is not a valid name or the choice is null
+     */
+    boolean setBehindDeadLetter(String topic, BehindDeadLetter choice);
+
+    /**
+     * The choice of a topic set with {@link #setBehindDeadLetter(String, BehindDeadLetter)}.
+     *
+     * @param topic the topic
+     * @return the choice; {@link BehindDeadLetter#WAIT} when never set
+     * @throws InvalidInputException when the topic is not a valid name
+     */
+    BehindDeadLetter behindDeadLetter(String topic);
 }

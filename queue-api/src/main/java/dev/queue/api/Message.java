@@ -32,9 +32,10 @@ public final class Message {
     private final String uniqueKey;
     private final Duration delay;
     private final Instant runAt;
+    private final String orderingKey;
 
     private Message(String topic, Object payload, boolean payloadIsJson, Map<String, String> headers, Integer priority,
-                    Integer maxAttempts, String uniqueKey, Duration delay, Instant runAt) {
+                    Integer maxAttempts, String uniqueKey, Duration delay, Instant runAt, String orderingKey) {
         this.topic = topic;
         this.payload = payload;
         this.payloadIsJson = payloadIsJson;
@@ -44,6 +45,7 @@ public final class Message {
         this.uniqueKey = uniqueKey;
         this.delay = delay;
         this.runAt = runAt;
+        this.orderingKey = orderingKey;
     }
 
     /**
@@ -54,7 +56,7 @@ public final class Message {
      * @return a message with default options
      */
     public static Message to(String topic) {
-        return new Message(topic, "{}", true, Map.of(), null, null, null, null, null);
+        return new Message(topic, "{}", true, Map.of(), null, null, null, null, null, null);
     }
 
     /**
@@ -65,7 +67,7 @@ public final class Message {
      * @return a copy with this payload
      */
     public Message payload(Object value) {
-        return new Message(topic, value, false, headers, priority, maxAttempts, uniqueKey, delay, runAt);
+        return new Message(topic, value, false, headers, priority, maxAttempts, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -77,7 +79,7 @@ public final class Message {
      * @return a copy with this payload
      */
     public Message json(String json) {
-        return new Message(topic, json, true, headers, priority, maxAttempts, uniqueKey, delay, runAt);
+        return new Message(topic, json, true, headers, priority, maxAttempts, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -92,7 +94,7 @@ public final class Message {
     public Message header(String name, String value) {
         Map<String, String> copy = new LinkedHashMap<>(headers);
         copy.put(name, value);
-        return new Message(topic, payload, payloadIsJson, Collections.unmodifiableMap(copy), priority, maxAttempts, uniqueKey, delay, runAt);
+        return new Message(topic, payload, payloadIsJson, Collections.unmodifiableMap(copy), priority, maxAttempts, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -105,7 +107,7 @@ public final class Message {
     public Message headers(Map<String, String> values) {
         Map<String, String> copy = new LinkedHashMap<>(headers);
         copy.putAll(InvalidInputException.requireNonNull(values, "headers", "a map of header names to values, possibly empty"));
-        return new Message(topic, payload, payloadIsJson, Collections.unmodifiableMap(copy), priority, maxAttempts, uniqueKey, delay, runAt);
+        return new Message(topic, payload, payloadIsJson, Collections.unmodifiableMap(copy), priority, maxAttempts, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -115,7 +117,7 @@ public final class Message {
      * @return a copy with this priority
      */
     public Message priority(int value) {
-        return new Message(topic, payload, payloadIsJson, headers, value, maxAttempts, uniqueKey, delay, runAt);
+        return new Message(topic, payload, payloadIsJson, headers, value, maxAttempts, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -125,7 +127,7 @@ public final class Message {
      * @return a copy with this limit
      */
     public Message maxAttempts(int value) {
-        return new Message(topic, payload, payloadIsJson, headers, priority, value, uniqueKey, delay, runAt);
+        return new Message(topic, payload, payloadIsJson, headers, priority, value, uniqueKey, delay, runAt, orderingKey);
     }
 
     /**
@@ -137,7 +139,25 @@ public final class Message {
      * @return a copy with this key
      */
     public Message uniqueKey(String key) {
-        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, key, delay, runAt);
+        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, key, delay, runAt, orderingKey);
+    }
+
+    /**
+     * Runs this message only after every message published earlier to the same topic of the namespace with the same
+     * ordering key has left the queue (completed, cancelled, or dead-lettered: what follows a dead letter is the
+     * topic's choice, {@link FlowControl#setBehindDeadLetter(String, BehindDeadLetter)}), and never while another
+     * message of the key runs, in any process. Earlier means published before: by the order of ids, which for one
+     * key is the order its publishers committed in. A retry, a snooze and a rescued lease keep the message's place
+     * (the later ones wait). Messages without a key, and other keys, are not held back. Keys are scoped to the
+     * namespace and topic; schedules do not take one. A store without ordering keys refuses the publish with
+     * {@link UnsupportedCapabilityException}.
+     *
+     * @param key 1 to 255 characters without control characters (the limits of {@link #uniqueKey(String)}); null
+     *            for none
+     * @return a copy with this ordering key
+     */
+    public Message orderingKey(String key) {
+        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, uniqueKey, delay, runAt, key);
     }
 
     /**
@@ -147,7 +167,7 @@ public final class Message {
      * @return a copy with this delay
      */
     public Message delay(Duration value) {
-        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, uniqueKey, value, null);
+        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, uniqueKey, value, null, orderingKey);
     }
 
     /**
@@ -157,7 +177,7 @@ public final class Message {
      * @return a copy due at this instant
      */
     public Message runAt(Instant value) {
-        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, uniqueKey, null, value);
+        return new Message(topic, payload, payloadIsJson, headers, priority, maxAttempts, uniqueKey, null, value, orderingKey);
     }
 
     /**
@@ -224,6 +244,15 @@ public final class Message {
     }
 
     /**
+     * The ordering key set.
+     *
+     * @return the key; null when not set
+     */
+    public String orderingKey() {
+        return orderingKey;
+    }
+
+    /**
      * The delay set.
      *
      * @return the delay; null when not set, or replaced by {@link #runAt()}
@@ -243,7 +272,7 @@ public final class Message {
 
     @Override
     public String toString() {
-        return "Message{topic=" + topic + ", uniqueKey=" + uniqueKey + ", priority=" + priority + ", delay=" + delay
+        return "Message{topic=" + topic + ", uniqueKey=" + uniqueKey + ", orderingKey=" + orderingKey + ", priority=" + priority + ", delay=" + delay
                 + ", runAt=" + runAt + ", maxAttempts=" + maxAttempts + ", headers=" + headers.keySet() + '}';
     }
 }

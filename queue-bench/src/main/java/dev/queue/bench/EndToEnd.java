@@ -66,6 +66,10 @@ public final class EndToEnd implements Callable<Integer> {
     @Option(names = "--backlog", description = "pending messages published before the run", defaultValue = "0")
     int backlog;
 
+    @Option(names = "--ordering-keys", description = "publish every message (the backlog's too) with the ordering key "
+            + "k<i % N>, i counting the messages published (0: no keys)", defaultValue = "0")
+    int orderingKeys;
+
     @Option(names = "--producers", description = "publishing threads (default: 4 in bulk mode, 16 in single mode)")
     Integer producers;
 
@@ -136,6 +140,8 @@ public final class EndToEnd implements Callable<Integer> {
     /** Handler runs of a message that ran before (attempt above 1): the handlers never fail, so each is a repeat. */
     private final AtomicLong repeated = new AtomicLong();
     private final AtomicLong published = new AtomicLong();
+    /** Counts the messages given an ordering key, so keys go round k0..k(N-1) across producers. */
+    private final AtomicLong keyed = new AtomicLong();
     private final LatencyBook latency = new LatencyBook();
     private volatile boolean producing = true;
 
@@ -159,6 +165,10 @@ public final class EndToEnd implements Callable<Integer> {
             throw new CommandLine.ParameterException(new CommandLine(this), "--hold-horizon-at and --hold-horizon-for go together, "
                     + "each 1 or more, ending before the measured --duration, got " + holdHorizonAt + " and " + holdHorizonFor
                     + " with --duration " + durationSeconds);
+        }
+        if (orderingKeys < 0) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--ordering-keys must be 0 (none) or more, got "
+                    + orderingKeys);
         }
         int producerThreads = producers != null ? producers : (bulk ? 4 : 16);
         try (BenchDatabase db = BenchDatabase.open(databaseUrl)) {
@@ -217,7 +227,7 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
                             + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
-                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"postgres_version\":\"%s\"}",
+                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"ordering_keys\":%d,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
@@ -225,7 +235,7 @@ public final class EndToEnd implements Callable<Integer> {
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
                     durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson, asAppRole,
                     concurrencyLimit == null ? "null" : concurrencyLimit.toString(),
-                    rateLimit == null ? "null" : rateLimit.toString(), version.replace("\"", ""));
+                    rateLimit == null ? "null" : rateLimit.toString(), orderingKeys, version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -452,6 +462,19 @@ public final class EndToEnd implements Callable<Integer> {
         }
     }
 
+    /** The messages with the next ordering keys (--ordering-keys), or as they are without. */
+    private List<Message> withKeys(List<Message> messages) {
+        if (orderingKeys == 0) {
+            return messages;
+        }
+        long first = keyed.getAndAdd(messages.size());
+        List<Message> keyedMessages = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            keyedMessages.add(messages.get(i).orderingKey("k" + ((first + i) % orderingKeys)));
+        }
+        return keyedMessages;
+    }
+
     private void fillBacklog(Namespace ns) throws InterruptedException {
         log("publishing a backlog of %d messages", backlog);
         int threads = 4;
@@ -466,7 +489,7 @@ public final class EndToEnd implements Callable<Integer> {
                 long left;
                 while ((left = remaining.addAndGet(-1000)) > -1000) {
                     int n = (int) Math.min(1000, left + 1000);
-                    ns.publishAll(batchOf.subList(0, n));
+                    ns.publishAll(withKeys(batchOf.subList(0, n)));
                 }
             });
             fillers.add(thread);
@@ -497,6 +520,7 @@ public final class EndToEnd implements Callable<Integer> {
             messages.add(Message.to(TOPIC).json("{\"order\":" + i + ",\"amount\":4200}"));
         }
         while (producing) {
+            messages = withKeys(messages);
             while (maxBacklog > 0 && rate == 0 && published.get() - handled.get() >= maxBacklog + backlog && producing) {
                 LockSupport.parkNanos(200_000L);
             }

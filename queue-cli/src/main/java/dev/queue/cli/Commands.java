@@ -104,8 +104,9 @@ final class Commands {
             + "live workers subscribe it.",
             "Counts past 1000 are the planner's estimates (EXACT: false): nothing counts the whole hot table.",
             "With pause or resume: stops or restarts the claims of one topic. With limit or limits: sets, clears or "
-                    + "lists the topics' concurrency and rate limits."},
-            subcommands = {TopicPause.class, TopicResume.class, TopicLimit.class, TopicLimits.class})
+                    + "lists the topics' concurrency and rate limits.",
+            "With ordering: shows or sets what the messages of an ordering key do behind a dead letter."},
+            subcommands = {TopicPause.class, TopicResume.class, TopicLimit.class, TopicLimits.class, TopicOrdering.class})
     static final class Topics extends Base {
 
         /** A topic's line: its counts and whether it is paused. */
@@ -236,6 +237,32 @@ final class Commands {
             output.table(operator.topicLimits(target.namespace), "topic", "maxRunning", "partitionHeader",
                     "maxRunningPerPartition", "rateLimit", "ratePeriod", "partitionRateLimit", "partitionRatePeriod", "setAt",
                     "setBy");
+            return 0;
+        }
+    }
+
+    @Command(name = "ordering", description = {"Shows, or with wait or continue sets, what the later messages of an ordering "
+            + "key of the topic do while an earlier one is a dead letter: wait (the default) until it is redriven or "
+            + "purged, or continue. Setting it is recorded with the actor."})
+    static final class TopicOrdering extends Change {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "CHOICE", arity = "0..1", description = "wait or continue")
+        String choice;
+
+        @Override
+        int run(PostgresOperator operator, Output output) {
+            if (choice == null) {
+                String current = operator.topicOrdering(target.namespace, topic);
+                output.say("topic " + topic + ": behind a dead letter its ordering keys " + current);
+                output.result(Map.of("topic", topic, "behindDeadLetter", current));
+                return 0;
+            }
+            boolean changed = operator.setTopicOrdering(target.namespace, topic, choice, actor);
+            output.say(changed ? "topic " + topic + ": behind a dead letter its ordering keys " + choice + " now, as " + actor
+                    : "topic " + topic + ": its ordering keys " + choice + " behind a dead letter already");
+            output.result(Map.of("topic", topic, "behindDeadLetter", choice, "changed", changed, "actor", actor));
             return 0;
         }
     }

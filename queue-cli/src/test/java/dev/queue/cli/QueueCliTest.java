@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23]");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]");
     }
 
     @AfterAll
@@ -207,6 +207,24 @@ class QueueCliTest {
         Run zero = run("topics", "limit", "email", "-n", ns, "--max-running", "0");
         assertThat(zero.exitCode()).isEqualTo(2);
         assertThat(zero.err()).contains("invalid maxRunning", "0");
+    }
+
+    @Test
+    void topicsOrderingShowsAndSetsTheChoiceBehindADeadLetter() {
+        String ns = newNamespace();
+        assertThat(run("topics", "ordering", "webhooks", "-n", ns).out()).contains("its ordering keys wait");
+
+        Run set = run("topics", "ordering", "webhooks", "continue", "-n", ns, "--actor", "erin");
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        assertThat(set.out()).contains("continue now, as erin");
+        assertThat(run("topics", "ordering", "webhooks", "continue", "-n", ns).out()).contains("already");
+        assertThat(run("topics", "ordering", "webhooks", "-n", ns, "--json").out()).contains("\"behindDeadLetter\": \"continue\"");
+        assertThat(sql("SELECT action FROM queue.audit_log WHERE namespace = ? AND actor = 'erin'", ns))
+                .containsExactly("ordering_continue");
+
+        Run bad = run("topics", "ordering", "webhooks", "skip", "-n", ns);
+        assertThat(bad.exitCode()).isEqualTo(2);
+        assertThat(bad.err()).contains("behindDeadLetter", "skip");
     }
 
     @Test

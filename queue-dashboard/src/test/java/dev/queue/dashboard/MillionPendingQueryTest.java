@@ -167,7 +167,10 @@ class MillionPendingQueryTest {
         String relation = node.path("Relation Name").asText("");
         if (HOT.contains(relation)) {
             String type = node.path("Node Type").asText();
-            if (type.equals("Seq Scan")) {
+            // a plan that only estimates (the overview's EXPLAIN of a count past its exact bound) never runs its
+            // scans: auto_explain reports them with no loops, and they read nothing
+            boolean ran = node.path("Actual Loops").isMissingNode() || node.path("Actual Loops").asLong() > 0;
+            if (type.equals("Seq Scan") && ran) {
                 seqScans.add(relation);
             }
             long rows = node.path("Actual Rows").asLong() + node.path("Rows Removed by Filter").asLong()

@@ -12,5 +12,7 @@ public enum Capability {
     /** Pause and resume of topics, cancel and snooze (docs/flow-control.md). */
     FLOW_CONTROL,
     /** Fleet-wide concurrency and rate limits per topic and partition (docs/flow-control.md, "Limits"). */
-    LIMITS
+    LIMITS,
+    /** Ordering keys and the per-topic choice behind a dead letter (docs/flow-control.md). */
+    ORDERING_KEYS
 }

@@ -1,5 +1,6 @@
 package dev.queue.domain.engine;
 
+import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.FlowControl;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.MessageId;
@@ -11,6 +12,8 @@ import dev.queue.domain.port.MessageStore;
 import dev.queue.domain.port.PausedTopicsQuery;
 import dev.queue.domain.port.TopicLimitsCommand;
 import dev.queue.domain.port.TopicLimitsQuery;
+import dev.queue.domain.port.TopicOrderingCommand;
+import dev.queue.domain.port.TopicOrderingQuery;
 import dev.queue.domain.port.TopicPauseCommand;
 import dev.queue.domain.rules.InputRules;
 
@@ -18,7 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Pause, resume, limits and cancel in one namespace: validation first, then one store call. */
+/** Pause, resume, limits, cancel and the choice behind dead letters in one namespace: validation first, then one store call. */
 final class FlowControlService implements FlowControl {
 
     private final String namespace;
@@ -108,6 +111,27 @@ final class FlowControlService implements FlowControl {
             subscriptions.cancelled(namespace, id.value());
         }
         return cancelled;
+    }
+
+    @Override
+    public boolean setBehindDeadLetter(String topic, BehindDeadLetter choice) {
+        rules.topic(topic);
+        if (choice == null) {
+            throw new InvalidInputException("choice", null, "BehindDeadLetter.WAIT or BehindDeadLetter.CONTINUE");
+        }
+        boolean changed = calls.call(() -> store.topicSetBehindDeadLetter(
+                new TopicOrderingCommand(namespace, topic, choice, time.commandTime())));
+        if (changed && choice == BehindDeadLetter.CONTINUE) {
+            // keys that waited behind a dead letter may have gone on: this process's subscriptions claim at once
+            subscriptions.wake(namespace);
+        }
+        return changed;
+    }
+
+    @Override
+    public BehindDeadLetter behindDeadLetter(String topic) {
+        rules.topic(topic);
+        return calls.call(() -> store.topicBehindDeadLetter(new TopicOrderingQuery(namespace, topic)));
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.queue.api.MessageId;
 import dev.queue.api.PayloadCodec;
 import dev.queue.api.PublishResult;
 import dev.queue.api.QueueOptions;
+import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.domain.port.ClaimedMessage;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.port.NewMessage;
@@ -21,6 +22,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * Between the API's messages and the store's: validates and encodes what is published, with the queue's defaults,
@@ -32,12 +34,15 @@ final class MessageMapping {
     private final PayloadCodec codec;
     private final QueueOptions options;
     private final Clock time;
+    /** Whether the store keeps ordering keys: a keyed message to a store without them is refused, never unordered. */
+    private final BooleanSupplier orderingKeys;
 
-    MessageMapping(InputRules rules, PayloadCodec codec, QueueOptions options, Clock time) {
+    MessageMapping(InputRules rules, PayloadCodec codec, QueueOptions options, Clock time, BooleanSupplier orderingKeys) {
         this.rules = rules;
         this.codec = codec;
         this.options = options;
         this.time = time;
+        this.orderingKeys = orderingKeys;
     }
 
     PayloadCodec codec() {
@@ -81,6 +86,12 @@ final class MessageMapping {
         int maxAttempts = message.maxAttempts() != null ? message.maxAttempts() : options.defaultMaxAttempts();
         rules.maxAttempts(maxAttempts);
         rules.uniqueKey(message.uniqueKey());
+        rules.orderingKey(message.orderingKey());
+        if (message.orderingKey() != null && !orderingKeys.getAsBoolean()) {
+            throw new UnsupportedCapabilityException("ordering keys",
+                    "the store of this queue does not keep ordering keys, so message " + message
+                            + " cannot be published in order");
+        }
         Duration delay = Duration.ZERO;
         if (message.delay() != null) {
             rules.delay("delay", message.delay());
@@ -93,7 +104,7 @@ final class MessageMapping {
         }
         delay = Duration.ofNanos(delay.toNanos() / 1000 * 1000);
         return new NewMessage(namespace, message.topic(), json, Map.copyOf(message.headers()), priority, maxAttempts,
-                message.uniqueKey(), runAt, delay);
+                message.uniqueKey(), runAt, delay, message.orderingKey());
     }
 
     /** Pairs what the store did with what was asked, in order. */
@@ -115,6 +126,6 @@ final class MessageMapping {
     /** The API's view of a claimed message. */
     Delivery toDelivery(ClaimedMessage m) {
         return new Delivery(MessageId.of(m.id()), m.namespace(), m.topic(), m.json(), m.headers(), m.priority(), m.attempt(),
-                m.maxAttempts(), m.leaseToken(), m.worker(), m.leaseUntil(), m.publishedAt(), codec);
+                m.maxAttempts(), m.leaseToken(), m.worker(), m.leaseUntil(), m.publishedAt(), codec, m.orderingKey());
     }
 }

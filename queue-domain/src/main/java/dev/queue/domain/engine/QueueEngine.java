@@ -76,7 +76,7 @@ public final class QueueEngine implements Queue {
         checkOptions(options);
         this.rules = new InputRules(options);
         this.time = clock;
-        this.mapping = new MessageMapping(rules, codec, options, time);
+        this.mapping = new MessageMapping(rules, codec, options, time, store::supportsOrderingKeys);
         this.interceptors = Interceptors.of(options.interceptors());
         this.subscriptions = new Subscriptions(builder.manualDispatch);
         this.rescuer = new LeaseRescuer(LeaseRescuer.Config.of(options), store, time, namespaces::keySet, subscriptions::wake,

@@ -216,6 +216,10 @@ final class SchedulesService implements Schedules {
             throw new InvalidInputException("schedule message uniqueKey", message.uniqueKey(),
                     "none: each fire gets the key schedule:<name>:<due time>");
         }
+        if (message.orderingKey() != null) {
+            throw new InvalidInputException("schedule message orderingKey", message.orderingKey(),
+                    "none: a schedule's messages take no ordering key");
+        }
         if (message.delay() != null || message.runAt() != null) {
             throw new InvalidInputException("schedule message delay", message.delay() != null ? message.delay() : message.runAt(),
                     "none: a schedule's message is due at its due time");

@@ -1,5 +1,6 @@
 package dev.queue.domain.port;
 
+import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageInfo;
 import dev.queue.api.MessageState;
@@ -121,6 +122,32 @@ public interface MessageStore {
     private UnsupportedCapabilityException limitsMissing() {
         return new UnsupportedCapabilityException("limits",
                 getClass().getSimpleName() + " does not implement concurrency and rate limits");
+    }
+
+    // Ordering keys (docs/flow-control.md). A store keeps them when it answers true here; the domain refuses keyed
+    // messages to any other store rather than publish them unordered.
+
+    /**
+     * Whether the store keeps ordering keys: at most one message of a (namespace, topic, key) pending or running at a
+     * time, the next in id order promoted when it leaves, as docs/flow-control.md describes.
+     */
+    default boolean supportsOrderingKeys() {
+        return false;
+    }
+
+    /** True when the topic's choice changed. */
+    default boolean topicSetBehindDeadLetter(TopicOrderingCommand command) {
+        throw orderingKeysMissing();
+    }
+
+    /** The topic's choice; WAIT when never set. */
+    default BehindDeadLetter topicBehindDeadLetter(TopicOrderingQuery query) {
+        throw orderingKeysMissing();
+    }
+
+    private UnsupportedCapabilityException orderingKeysMissing() {
+        return new UnsupportedCapabilityException("ordering keys",
+                getClass().getSimpleName() + " does not keep ordering keys");
     }
 
     private UnsupportedCapabilityException flowControlMissing() {

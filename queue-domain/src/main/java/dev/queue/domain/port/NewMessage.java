@@ -6,8 +6,14 @@ import java.util.Map;
 
 /**
  * A validated message to store. Exactly one of {@code runAt} and {@code delay} decides when it becomes due:
- * {@code runAt} when not null, else the store's now plus {@code delay}.
+ * {@code runAt} when not null, else the store's now plus {@code delay}. {@code orderingKey} null: none.
  */
 public record NewMessage(String namespace, String topic, String json, Map<String, String> headers, int priority,
-                         int maxAttempts, String uniqueKey, Instant runAt, Duration delay) {
+                         int maxAttempts, String uniqueKey, Instant runAt, Duration delay, String orderingKey) {
+
+    /** Without an ordering key. */
+    public NewMessage(String namespace, String topic, String json, Map<String, String> headers, int priority,
+                      int maxAttempts, String uniqueKey, Instant runAt, Duration delay) {
+        this(namespace, topic, json, headers, priority, maxAttempts, uniqueKey, runAt, delay, null);
+    }
 }

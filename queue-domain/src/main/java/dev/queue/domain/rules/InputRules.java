@@ -180,6 +180,17 @@ public final class InputRules {
         storableText("worker", worker);
     }
 
+    /** An ordering key follows the rules of a unique key: null, or 1 to 255 characters without control characters. */
+    public void orderingKey(String key) {
+        if (key == null) {
+            return;
+        }
+        if (key.isEmpty() || key.length() > MAX_UNIQUE_KEY_LENGTH || hasControl(key)) {
+            throw new InvalidInputException("orderingKey", key, "null, or 1 to " + MAX_UNIQUE_KEY_LENGTH + " characters without control characters");
+        }
+        storableText("orderingKey", key);
+    }
+
     public void uniqueKey(String key) {
         if (key == null) {
             return;

@@ -256,6 +256,19 @@ public abstract class QueueContract {
         }
     }
 
+    /** {@link OrderingKeyContract}: ordering keys. */
+    @Nested
+    public class OrderingKeys extends OrderingKeyContract {
+        /** Creates the area; JUnit instantiates it. */
+        public OrderingKeys() {
+        }
+
+        @Override
+        protected QueueFactory factory() {
+            return QueueContract.this.factory();
+        }
+    }
+
     /** {@link SubscriberRuntimeContract}: subscribers on their own threads. */
     @Nested
     public class SubscriberRuntime extends SubscriberRuntimeContract {

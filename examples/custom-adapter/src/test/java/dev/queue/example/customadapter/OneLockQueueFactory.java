@@ -10,8 +10,9 @@ import dev.queue.testkit.QueueFactory;
 import java.util.Map;
 
 /**
- * The example's adapter for the contract: a fresh store per queue, on the test's manual clock. It leaves out limits,
- * which an adapter may do: the store refuses to set any (the port's default), and the contract skips their area.
+ * The example's adapter for the contract: a fresh store per queue, on the test's manual clock. It leaves out limits
+ * and ordering keys, which an adapter may do: the store refuses them (the port's defaults), and the contract skips
+ * their areas.
  */
 final class OneLockQueueFactory implements QueueFactory {
 
@@ -23,6 +24,8 @@ final class OneLockQueueFactory implements QueueFactory {
     @Override
     public Map<Capability, String> missingCapabilities() {
         return Map.of(Capability.LIMITS, "the example keeps its store minimal: OneLockMessageStore does not implement "
-                + "concurrency and rate limits, so setting them throws UnsupportedCapabilityException");
+                        + "concurrency and rate limits, so setting them throws UnsupportedCapabilityException",
+                Capability.ORDERING_KEYS, "the example keeps its store minimal: it does not implement ordering "
+                        + "keys, so a keyed publish is refused with UnsupportedCapabilityException");
     }
 }
