@@ -1,8 +1,8 @@
 package dev.queue.postgres;
 
 import dev.queue.api.Attempt;
-import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.AttemptOutcome;
+import dev.queue.api.BehindDeadLetter;
 import dev.queue.api.DeadLetter;
 import dev.queue.api.MessageId;
 import dev.queue.api.MessageInfo;
@@ -460,7 +460,7 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public boolean topicSetLimits(TopicLimitsCommand command) {
         if (before23) {
-            throw new dev.queue.api.UnsupportedCapabilityException("limits", "the schema lacks migration 23 "
+            throw new UnsupportedCapabilityException("limits", "the schema lacks migration 23 "
                     + "(topic_limits): apply the migrations in db/queue/");
         }
         FlowControlMapper.Limits row = limitsRow(command.topic(), command.limits());

@@ -146,7 +146,6 @@ public final class PostgresOperator {
                                int maxAttempts, Instant publishedAt, Instant runAt, Instant finishedAt, String lastError) {
     }
 
-    /** A paused topic: since when and by whom. */
     /**
      * A topic's limits (docs/flow-control.md, "Limits"); a null field is a limit not set. Periods are whole
      * microseconds.
@@ -156,6 +155,7 @@ public final class PostgresOperator {
                                   Duration partitionRatePeriod, Instant setAt, String setBy) {
     }
 
+    /** A paused topic: since when and by whom. */
     public record PausedTopic(String topic, Instant pausedAt, String pausedBy) {
     }
 
