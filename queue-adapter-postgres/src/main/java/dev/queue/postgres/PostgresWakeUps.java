@@ -1,5 +1,6 @@
 package dev.queue.postgres;
 
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.rules.RetryPause;
 import org.apache.ibatis.session.SqlSession;
@@ -12,6 +13,8 @@ import org.slf4j.LoggerFactory;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -22,6 +25,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -56,6 +60,8 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private static final String PROBE_PREFIX = "~probe/";
     /** Names cannot hold ':', so no topic's wake-up starts like this. */
     private static final String CANCEL_PREFIX = "cancel:";
+    /** "promoted:namespace/topic/priority/due-micros/id", sent by the promotion of ordering keys (migration 24). */
+    private static final String PROMOTED_PREFIX = "promoted:";
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresWakeUps.class);
 
@@ -66,6 +72,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private final Duration probeTimeout;
     private final Duration pollInterval;
     private final ConcurrentHashMap<String, CopyOnWriteArrayList<Listener>> byTopic = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, CopyOnWriteArrayList<PromotionListener>> promotionsByTopic = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<String, CopyOnWriteArrayList<java.util.function.LongConsumer>> cancelListeners =
             new ConcurrentHashMap<>();
@@ -129,6 +136,28 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 list.remove(onCancel);
             }
         };
+    }
+
+    @Override
+    public Registration listenForPromotions(String namespace, Collection<String> topics,
+                                            BiConsumer<String, ClaimPosition> onPromoted) {
+        PromotionListener listener = new PromotionListener(namespace, Objects.requireNonNull(onPromoted, "onPromoted"));
+        List<String> keys = topics.stream().map(topic -> key(namespace, topic)).distinct().toList();
+        for (String key : keys) {
+            promotionsByTopic.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(listener);
+        }
+        start();
+        return () -> {
+            for (String key : keys) {
+                CopyOnWriteArrayList<PromotionListener> list = promotionsByTopic.get(key);
+                if (list != null) {
+                    list.remove(listener);
+                }
+            }
+        };
+    }
+
+    private record PromotionListener(String namespace, BiConsumer<String, ClaimPosition> onPromoted) {
     }
 
     @Override
@@ -372,6 +401,10 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 cancelled(payload);
                 continue;
             }
+            if (payload.startsWith(PROMOTED_PREFIX)) {
+                promoted(payload);
+                continue;
+            }
             List<Listener> targets = byTopic.get(payload);
             if (targets == null) {
                 continue;
@@ -403,6 +436,37 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 target.accept(id);
             } catch (RuntimeException e) {
                 LOG.warn("cancel listener for message {} failed", id, e);
+            }
+        }
+    }
+
+    /** Tells the promotion listeners of the topic where its first promoted message sits in the claim order. */
+    private void promoted(String payload) {
+        int idSlash = payload.lastIndexOf('/');
+        int runAtSlash = idSlash > 0 ? payload.lastIndexOf('/', idSlash - 1) : -1;
+        int prioritySlash = runAtSlash > 0 ? payload.lastIndexOf('/', runAtSlash - 1) : -1;
+        if (prioritySlash <= PROMOTED_PREFIX.length()) {
+            return;
+        }
+        String topicKey = payload.substring(PROMOTED_PREFIX.length(), prioritySlash);
+        List<PromotionListener> targets = promotionsByTopic.get(topicKey);
+        if (targets == null) {
+            return;
+        }
+        ClaimPosition position;
+        try {
+            long runAtMicros = Long.parseLong(payload.substring(runAtSlash + 1, idSlash));
+            position = new ClaimPosition(Integer.parseInt(payload.substring(prioritySlash + 1, runAtSlash)),
+                    Instant.EPOCH.plus(runAtMicros, ChronoUnit.MICROS), Long.parseLong(payload.substring(idSlash + 1)));
+        } catch (RuntimeException e) {
+            // not one the queue sent (anyone allowed to notify may send anything): a hint to ignore
+            return;
+        }
+        for (PromotionListener target : targets) {
+            try {
+                target.onPromoted.accept(topicKey.substring(target.namespace.length() + 1), position);
+            } catch (RuntimeException e) {
+                LOG.warn("promotion listener of namespace {} failed for {}", target.namespace, payload, e);
             }
         }
     }

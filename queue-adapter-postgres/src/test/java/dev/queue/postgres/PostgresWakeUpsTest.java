@@ -73,6 +73,29 @@ class PostgresWakeUpsTest {
     }
 
     @Test
+    void aPromotionNoticeReachesThePromotionListenersOfItsTopicWithItsPlaceAndForgedOnesAreIgnored() throws Exception {
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        wakeUps.listenForPromotions(NS, List.of("a", "b"), (topic, position) -> heard.add(topic + " " + position));
+        List<String> elsewhere = new java.util.concurrent.CopyOnWriteArrayList<>();
+        wakeUps.listenForPromotions("other", List.of("a"), (topic, position) -> elsewhere.add(topic));
+        WakeUps.Registration closed = wakeUps.listenForPromotions(NS, List.of("a"), (topic, position) -> elsewhere.add(topic));
+        closed.close();
+
+        try (Connection sender = PostgresTestServer.dataSource().getConnection(); Statement statement = sender.createStatement()) {
+            for (String payload : List.of("promoted:" + NS + "/a/x/1/2", "promoted:" + NS + "/a/3", "promoted:/a/1/2/3",
+                    "promoted:" + NS + "/b/4/1767225600000001/17", "promoted:" + NS + "/a/0/1767225600000000/5")) {
+                statement.execute("SELECT pg_notify('" + db.schema + "_wakeup', '" + payload + "')");
+            }
+        }
+
+        await().atMost(WAIT).until(() -> heard.size() >= 2);
+        assertThat(heard).containsExactly(
+                "b " + new dev.queue.domain.port.ClaimPosition(4, java.time.Instant.parse("2026-01-01T00:00:00.000001Z"), 17),
+                "a " + new dev.queue.domain.port.ClaimPosition(0, java.time.Instant.parse("2026-01-01T00:00:00Z"), 5));
+        assertThat(elsewhere).isEmpty();
+    }
+
+    @Test
     void aClosedRegistrationIsNotWokenAnyMore() {
         AtomicInteger kept = counter(wakeUps, NS, "a");
         AtomicInteger gone = new AtomicInteger();

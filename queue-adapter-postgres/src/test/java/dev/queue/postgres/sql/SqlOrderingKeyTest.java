@@ -5,9 +5,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.postgresql.util.PSQLException;
 
 import java.sql.Connection;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -230,5 +234,39 @@ class SqlOrderingKeyTest {
                         + "AND state <> 'waiting'", ns)).isEqualTo(1);
             }
         }
+    }
+
+    @Test
+    void aPromotionSaysWhereInTheClaimOrderTheKeysNextMessageLanded() throws SQLException {
+        String ns = newNamespace();
+        long first = push(ns, "k");
+        long second = push(ns, "k");
+        long otherFirst = push(ns, "m");
+        long otherSecond = push(ns, "m");
+        assertThat(pulled(ns)).containsExactlyInAnyOrder(first, otherFirst);
+        try (Connection listener = db.connect(); Statement statement = listener.createStatement()) {
+            statement.execute("LISTEN \"queue_wakeup\"");
+
+            assertThat(db.rows("SELECT * FROM queue.ack_batch(?, ARRAY[?, ?]::bigint[])", ns, first, otherFirst)).isNotEmpty();
+
+            List<String> payloads = new ArrayList<>();
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+                PGNotification[] got = listener.unwrap(PGConnection.class).getNotifications(100);
+                if (got != null) {
+                    for (PGNotification notification : got) {
+                        payloads.add(notification.getParameter());
+                    }
+                }
+                return payloads.size() >= 2;
+            });
+            Map<String, Object> earliest = db.rows("SELECT priority, (extract(epoch FROM run_at) * 1000000)::bigint AS due,"
+                    + " id FROM queue.messages WHERE namespace = ? AND id IN (?, ?) ORDER BY priority, run_at, id LIMIT 1",
+                    ns, second, otherSecond).get(0);
+            assertThat(payloads).as("one wake-up and one place for the topic, the first promoted in claim order")
+                    .containsExactlyInAnyOrder(ns + "/jobs", "promoted:" + ns + "/jobs/" + earliest.get("priority") + "/"
+                            + earliest.get("due") + "/" + earliest.get("id"));
+        }
+        assertThat(state(ns, second)).isEqualTo("pending");
+        assertThat(state(ns, otherSecond)).isEqualTo("pending");
     }
 }

@@ -21,7 +21,10 @@ import java.util.function.Function;
 /**
  * Collects the acknowledgements of many handlers and completes them in one store call, when {@code maxBatch}
  * are waiting or {@code maxDelay} after the first arrived, whichever is first, at most {@code maxBatch} a call.
- * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and
+ * One statement for hundreds of messages is what lets completion keep up with claiming. An acknowledgement that
+ * others wait for (the next message of its ordering key, room under its topic's limits) is written at once, with
+ * whatever else waits: the delay would bound how fast a key or a limited topic moves. While a statement is being
+ * written the next batch still grows, so a busy key-ordered topic is not written one message a statement. The cost, accepted and
  * documented: a handler that succeeded just before the process died may run again, because its acknowledgement
  * was still waiting here. That is within the at-least-once promise.
  *
@@ -55,6 +58,8 @@ final class AckBatcher {
     private final Condition changed = lock.newCondition();
     private List<Pending> waiting = new ArrayList<>();
     private long firstArrivedNanos;
+    /** Whether an acknowledgement others wait for is among the waiting: the batch goes without the delay. */
+    private boolean urgentWaiting;
     private boolean closed;
     private final Thread flusher;
 
@@ -89,8 +94,15 @@ final class AckBatcher {
         this.flusher.start();
     }
 
-    /** @param observed the interceptors' view of the run, told its outcome once recorded; null when none listen */
     void submit(Delivery delivery, boolean completedInCallerTransaction, Interceptors.HandleCall observed) {
+        submit(delivery, completedInCallerTransaction, observed, false);
+    }
+
+    /**
+     * @param observed the interceptors' view of the run, told its outcome once recorded; null when none listen
+     * @param urgent   whether other messages wait for this acknowledgement: it is written without the delay
+     */
+    void submit(Delivery delivery, boolean completedInCallerTransaction, Interceptors.HandleCall observed, boolean urgent) {
         Pending pending = new Pending(delivery, completedInCallerTransaction, System.nanoTime(), false, observed);
         lock.lock();
         try {
@@ -103,7 +115,10 @@ final class AckBatcher {
             }
             unrecorded.incrementAndGet();
             waiting.add(pending);
-            if (waiting.size() == 1 || waiting.size() >= maxBatch) {
+            if (urgent && !urgentWaiting) {
+                urgentWaiting = true;
+                changed.signalAll();
+            } else if (waiting.size() == 1 || waiting.size() >= maxBatch) {
                 changed.signalAll();
             }
         } finally {
@@ -124,7 +139,7 @@ final class AckBatcher {
                 while (!closed && pauseNanos > 0) {
                     pauseNanos = changed.awaitNanos(pauseNanos);
                 }
-                while (!closed && (waiting.isEmpty() || (waiting.size() < maxBatch && !overdue()))) {
+                while (!closed && (waiting.isEmpty() || (waiting.size() < maxBatch && !urgentWaiting && !overdue()))) {
                     long waitNanos = waiting.isEmpty() ? Long.MAX_VALUE
                             : maxDelay.toNanos() - (System.nanoTime() - firstArrivedNanos);
                     changed.awaitNanos(Math.max(1, Math.min(waitNanos, 1_000_000_000L)));
@@ -138,6 +153,7 @@ final class AckBatcher {
                 if (waiting.size() <= maxBatch) {
                     batch = waiting;
                     waiting = new ArrayList<>();
+                    urgentWaiting = false;
                 } else {
                     List<Pending> first = waiting.subList(0, maxBatch);
                     batch = new ArrayList<>(first);

@@ -31,6 +31,11 @@ import java.util.function.Function;
  *   claimed meanwhile still pending and tried each); the claim after it resumes. So a message behind every position waits at most about one sweep interval, and the fleet
  *   pays for one such look per topic and interval rather than one per claimer.</li>
  * </ul>
+ * One case is frequent enough for a rule of its own: an ordering key's next message is promoted with its old id and
+ * the promotion's time as its due time, and another promotion that committed first, due later, may have been
+ * claimed already. The store says where promotions landed ({@link #rewind}); the next claim resumes from just
+ * before the earliest. A rewind to a due time older than a sweep interval is ignored: the sweep covers that, and a
+ * forged notice (anyone who may notify can send one) must not turn every claim into a look from the head.
  * Dispatcher thread only.
  */
 final class ClaimCursor {
@@ -62,6 +67,8 @@ final class ClaimCursor {
     private long resumedNanos = -1;
     private boolean headExpensive;
     private final Set<String> sweepsTaken = new LinkedHashSet<>();
+    /** Where promotions landed since the last claim, per topic: the earliest; written by any thread. */
+    private final Map<String, ClaimPosition> rewinds = new java.util.concurrent.ConcurrentHashMap<>();
     /** Topics whose last claimed messages came from under limits; read by handler threads. */
     private volatile Set<String> limitedTopics = Set.of();
 
@@ -81,6 +88,9 @@ final class ClaimCursor {
      * for several topics run one per claim.
      */
     Next next(List<String> topics, Function<Set<String>, Set<String>> takeSweeps) {
+        if (!rewinds.isEmpty()) {
+            applyRewinds();
+        }
         if (positions.isEmpty() || (!lastClaimFull && !headExpensive)) {
             looksBehind = true;
             return Next.fromHead(topics);
@@ -107,6 +117,29 @@ final class ClaimCursor {
         sweepsTaken.clear();
         looksBehind = false;
         return new Next(positions, Set.of(), topics);
+    }
+
+    /**
+     * Notes that a message became pending at {@code position} of the topic's claim order (any thread). True when
+     * the next claim will look again from just before it: the topic has a position past it, and the position is
+     * recent enough not to be the sweep's business.
+     */
+    boolean rewind(String topic, ClaimPosition position) {
+        if (position.runAt().isBefore(clock.now().minus(headEvery))) {
+            return false;
+        }
+        rewinds.merge(topic, position, (old, now) -> now.compareTo(old) < 0 ? now : old);
+        return true;
+    }
+
+    private void applyRewinds() {
+        for (String topic : Set.copyOf(rewinds.keySet())) {
+            ClaimPosition earliest = rewinds.remove(topic);
+            ClaimPosition current = positions.get(topic);
+            if (earliest != null && current != null && earliest.compareTo(current) <= 0) {
+                positions.put(topic, new ClaimPosition(earliest.priority(), earliest.runAt(), earliest.id() - 1));
+            }
+        }
     }
 
     /**

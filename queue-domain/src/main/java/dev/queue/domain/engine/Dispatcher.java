@@ -1,6 +1,7 @@
 package dev.queue.domain.engine;
 
 import dev.queue.api.Delivery;
+import dev.queue.domain.port.ClaimPosition;
 import dev.queue.domain.port.Clock;
 import dev.queue.domain.rules.RetryPause;
 import org.slf4j.Logger;
@@ -187,9 +188,9 @@ final class Dispatcher {
     }
 
     private void dispatch(Delivery delivery) {
-        HeldMessage entry = new HeldMessage(delivery);
-        held.put(entry.id(), entry);
         boolean limited = cursor.limited(delivery.topic());
+        HeldMessage entry = new HeldMessage(delivery, limited);
+        held.put(entry.id(), entry);
         try {
             handlers.execute(() -> {
                 if (entry.start()) {
@@ -259,6 +260,16 @@ final class Dispatcher {
             }
         }
         if (waitingForAcks && !acks.behind()) {
+            wake();
+        }
+    }
+
+    /**
+     * An ordering key's next message became pending at {@code position} of the topic's claim order, perhaps behind
+     * where this dispatcher's claims have passed: the next claim looks again from just before it. Any thread.
+     */
+    void promoted(String topic, ClaimPosition position) {
+        if (cursor.rewind(topic, position)) {
             wake();
         }
     }

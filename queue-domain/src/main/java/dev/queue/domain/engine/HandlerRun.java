@@ -136,7 +136,7 @@ final class HandlerRun {
         Lifecycle.Decision decision = Lifecycle.decide(result, delivery.attempt(), delivery.maxAttempts(), backoffFor(delivery),
                 ThreadLocalRandom.current()::nextDouble);
         if (decision instanceof Lifecycle.Ack && acks != null) {
-            acks.submit(delivery, context.isCompletedInCallerTransaction(), observed);
+            acks.submit(delivery, context.isCompletedInCallerTransaction(), observed, entry.holdsOthersBack);
             return;
         }
         String what = failure != null ? "failed attempt" : describe(decision);

@@ -11,6 +11,11 @@ final class HeldMessage {
     private enum State { CLAIMED, STARTED, RELEASED }
 
     final Delivery delivery;
+    /**
+     * Whether its settling frees others to run: a successor of its ordering key, or room under its topic's limits.
+     * Its acknowledgement is recorded without waiting to be batched with more.
+     */
+    final boolean holdsOthersBack;
     private final AtomicInteger state = new AtomicInteger(State.CLAIMED.ordinal());
     /** Until when its lease runs as last extended; null once an extension found it gone. */
     volatile Instant leaseUntil;
@@ -19,8 +24,10 @@ final class HeldMessage {
     /** Set when this queue instance cancelled the message while it was held here. */
     volatile boolean cancelled;
 
-    HeldMessage(Delivery delivery) {
+    /** @param limited whether the message's topic has limits */
+    HeldMessage(Delivery delivery, boolean limited) {
         this.delivery = delivery;
+        this.holdsOthersBack = limited || delivery.orderingKey() != null;
         this.leaseUntil = delivery.leaseUntil();
     }
 

@@ -64,6 +64,7 @@ final class SubscriberRuntime implements Subscription {
     private Thread dispatcherThread;
     private WakeUps.Registration wakeRegistration;
     private WakeUps.Registration cancelRegistration;
+    private WakeUps.Registration promotionRegistration;
     private AutoCloseable clockRegistration;
 
     SubscriberRuntime(NamespaceService namespace, Environment environment, Subscriber<?> subscriber, String worker) {
@@ -98,6 +99,7 @@ final class SubscriberRuntime implements Subscription {
         dispatcher = loop;
         wakeRegistration = environment.wakeUps().listen(namespace.name(), topics, loop::wake);
         cancelRegistration = environment.wakeUps().listenForCancels(namespace.name(), this::cancelNoticed);
+        promotionRegistration = environment.wakeUps().listenForPromotions(namespace.name(), topics, loop::promoted);
         clockRegistration = environment.clock().onAdvance(loop::wake);
         dispatcherThread = daemonThreads(label + "-dispatch").newThread(loop::run);
         dispatcherThread.start();
@@ -170,7 +172,7 @@ final class SubscriberRuntime implements Subscription {
                 return handled;
             }
             for (Delivery delivery : claimed) {
-                HeldMessage entry = new HeldMessage(delivery);
+                HeldMessage entry = new HeldMessage(delivery, false);
                 held.put(entry.id(), entry);
                 entry.start();
                 handlerRun.run(entry);
@@ -197,6 +199,9 @@ final class SubscriberRuntime implements Subscription {
         try {
             if (wakeRegistration != null) {
                 wakeRegistration.close();
+            }
+            if (promotionRegistration != null) {
+                promotionRegistration.close();
             }
             if (cancelRegistration != null) {
                 cancelRegistration.close();

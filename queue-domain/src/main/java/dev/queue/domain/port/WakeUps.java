@@ -1,6 +1,7 @@
 package dev.queue.domain.port;
 
 import java.util.Collection;
+import java.util.function.BiConsumer;
 import java.util.function.LongConsumer;
 
 /**
@@ -19,6 +20,18 @@ public interface WakeUps {
      * cancel at its next lease extension. Wake-ups that cannot carry it keep this default, which never calls.
      */
     default Registration listenForCancels(String namespace, LongConsumer onCancel) {
+        return () -> { };
+    }
+
+    /**
+     * Calls {@code onPromoted} with a topic of the namespace and the place in its claim order of the first message
+     * an ordering key just made pending there. Such a message keeps its id and is due from its promotion, so it may
+     * sort behind where claimers of the topic have already passed: they should look again from just before it.
+     * Only a hint too: without it the sweep behind the positions finds the message. Wake-ups that cannot carry it
+     * keep this default, which never calls.
+     */
+    default Registration listenForPromotions(String namespace, Collection<String> topics,
+                                             BiConsumer<String, ClaimPosition> onPromoted) {
         return () -> { };
     }
 

@@ -126,10 +126,31 @@ class AckBatcherTest {
         assertThat(closing.unrecorded()).isZero();
     }
 
+    @Test
+    void anAcknowledgementOthersWaitForGoesWithoutTheDelayTakingTheWaitingAlong() {
+        batcher = batcher(1_000, Duration.ofMinutes(1), Duration.ofHours(1));
+
+        batcher.submit(delivery(1), false, null);
+        batcher.submit(delivery(2), false, null, true);
+
+        await().atMost(PROMPTLY).until(() -> batcher.unrecorded() == 0);
+        assertThat(calls).containsExactly(Set.of(1L, 2L));
+
+        // And again for the next: the flag is set per batch.
+        batcher.submit(delivery(3), false, null);
+        batcher.submit(delivery(4), false, null, true);
+        await().atMost(PROMPTLY).until(() -> batcher.unrecorded() == 0);
+        assertThat(calls).containsExactly(Set.of(1L, 2L), Set.of(3L, 4L));
+    }
+
     private AckBatcher batcher(int maxUnrecorded, Duration retryFor) {
+        return batcher(maxUnrecorded, retryFor, Duration.ofMillis(5));
+    }
+
+    private AckBatcher batcher(int maxUnrecorded, Duration retryFor, Duration maxDelay) {
         MessageStore store = store();
         return new AckBatcher("acks", leases -> store.messageAckIfLeased(new AckCommand("acks", leases, storeClock())), 500,
-                Duration.ofMillis(5), maxUnrecorded, retryFor, afterFlushRuns::incrementAndGet, "ack-batcher-test");
+                maxDelay, maxUnrecorded, retryFor, afterFlushRuns::incrementAndGet, "ack-batcher-test");
     }
 
     /** A store that only completes, as {@link #completion} says, and records every call. */

@@ -198,4 +198,39 @@ class ClaimCursorTest {
 
         assertThat(position.id()).isEqualTo(9);
     }
+
+    @Test
+    void aPromotionBehindThePositionMovesItBackToJustBeforeTheEarliestOnce() {
+        Instant due = Instant.parse("2026-01-01T00:00:00Z");
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 9)), 1, MILLI);
+
+        assertThat(cursor.rewind("t", new ClaimPosition(0, due, 7))).isTrue();
+        assertThat(cursor.rewind("t", new ClaimPosition(0, due, 5))).isTrue();
+        assertThat(cursor.rewind("t", new ClaimPosition(0, due, 6))).isTrue();
+
+        assertThat(cursor.next(TOPICS, sweeps).after()).containsEntry("t", new ClaimPosition(0, due, 4));
+        cursor.advance(List.of(message("t", 5)), 1, MILLI);
+        assertThat(cursor.next(TOPICS, sweeps).after()).as("resumes after what it claimed since")
+                .containsEntry("t", new ClaimPosition(0, due, 5));
+
+        cursor.advance(List.of(message("t", 6)), 1, MILLI);
+        cursor.rewind("t", new ClaimPosition(0, due, 50));
+        assertThat(cursor.next(TOPICS, sweeps).after()).as("a promotion ahead of the position changes nothing")
+                .containsEntry("t", new ClaimPosition(0, due, 6));
+    }
+
+    @Test
+    void aPromotionDueLongerThanASweepIntervalAgoIsLeftToTheSweep() {
+        Instant due = Instant.parse("2026-01-01T00:00:00Z");
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 9)), 1, MILLI);
+        now = now.plus(SWEEP).plusSeconds(1);
+
+        assertThat(cursor.rewind("t", new ClaimPosition(0, due, 5))).isFalse();
+
+        assertThat(cursor.next(TOPICS, sweeps).after()).containsEntry("t", new ClaimPosition(0, due, 9));
+    }
 }
