@@ -102,7 +102,7 @@ class ClaimCursorTest {
     }
 
     @Test
-    void aShortClaimResumesOnceALookFromTheHeadTookFarLongerThanResumedClaims() {
+    void aShortClaimResumesAQuarterSweepBeforeItsPositionOnceALookFromTheHeadTookFarLongerThanResumedClaims() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
         cursor.next(TOPICS, sweeps);
         cursor.advance(List.of(message("t", 1)), 1, MILLI);
@@ -114,7 +114,26 @@ class ClaimCursorTest {
 
         ClaimCursor.Next next = cursor.next(TOPICS, sweeps);
 
-        assertThat(next.after().get("t").id()).isEqualTo(3);
+        assertThat(next.after()).containsEntry("t",
+                new ClaimPosition(0, Instant.parse("2026-01-01T00:00:00Z").minus(SWEEP.dividedBy(4)), 0));
+        cursor.advance(List.of(message("t", 4)), 1, MILLI);
+        assertThat(cursor.next(TOPICS, sweeps).after()).as("a full claim resumes right after its last message")
+                .containsEntry("t", new ClaimPosition(0, Instant.parse("2026-01-01T00:00:00Z"), 4));
+    }
+
+    @Test
+    void beforeAnyClaimResumedALookFromTheHeadAboveTheFloorIsExpensive() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 1)), 5, MILLI);
+        assertThat(cursor.headExpensive()).isFalse();
+        assertThat(cursor.next(TOPICS, sweeps)).isEqualTo(ClaimCursor.Next.fromHead(TOPICS));
+
+        // short claims only, each from the head, and one of them slow: the head is a run of old entries
+        cursor.advance(List.of(message("t", 2)), 5, 3 * MILLI);
+
+        assertThat(cursor.headExpensive()).isTrue();
+        assertThat(cursor.next(TOPICS, sweeps).after()).containsKey("t");
     }
 
     @Test
