@@ -60,8 +60,8 @@ BEGIN
     promoted AS (
         UPDATE "${schema}".messages m
         SET state = 'pending', run_at = greatest(m.run_at, coalesce(p_now, statement_timestamp()))
-        FROM next x
-        WHERE m.id = x.id AND m.state = 'waiting'
+        -- primary key probes: a join let the planner read every waiting row through their index
+        WHERE m.id = ANY (ARRAY(SELECT x.id FROM next x)) AND m.state = 'waiting'
         RETURNING m.namespace, m.topic, m.priority, m.run_at, m.id
     ),
     notified AS (

@@ -21,12 +21,14 @@ import java.util.function.Function;
 /**
  * Collects the acknowledgements of many handlers and completes them in one store call, when {@code maxBatch}
  * are waiting or {@code maxDelay} after the first arrived, whichever is first, at most {@code maxBatch} a call.
- * One statement for hundreds of messages is what lets completion keep up with claiming. An acknowledgement that
- * others wait for (the next message of its ordering key, room under its topic's limits) is written at once, with
- * whatever else waits: the delay would bound how fast a key or a limited topic moves. While a statement is being
- * written the next batch still grows, so a busy key-ordered topic is not written one message a statement. The cost, accepted and
+ * One statement for hundreds of messages is what lets completion keep up with claiming. The cost, accepted and
  * documented: a handler that succeeded just before the process died may run again, because its acknowledgement
  * was still waiting here. That is within the at-least-once promise.
+ *
+ * <p>An acknowledgement that others wait for (the next message of its ordering key, room under its topic's
+ * limits) is written at once, with whatever else waits: the delay would bound how fast a key or a limited topic
+ * moves. While a statement is being written the next batch still grows, so a busy keyed topic is not written one
+ * message a statement.
  *
  * <p>It also counts the acknowledgements not yet recorded (waiting, or in the statement being written) and says
  * when they reach {@code maxUnrecorded}: the subscriber stops claiming until they drop below it. Without that, a

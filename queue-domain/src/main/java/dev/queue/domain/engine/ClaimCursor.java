@@ -12,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -40,7 +41,7 @@ import java.util.function.Function;
  * claimed already. The store says where promotions landed ({@link #rewind}); the next claim resumes from just
  * before the earliest. A rewind to a due time older than a sweep interval is ignored: the sweep covers that, and a
  * forged notice (anyone who may notify can send one) must not turn every claim into a look from the head.
- * Dispatcher thread only.
+ * Dispatcher thread only, but for {@link #rewind} and {@link #limited}.
  */
 final class ClaimCursor {
 
@@ -68,11 +69,13 @@ final class ClaimCursor {
     private Instant lastAskClock;
     private boolean lastClaimFull;
     private boolean looksBehind;
+    /** Whether the last claim looked behind a position only (the fleet's sweep): it said nothing of what lies after. */
+    private boolean lookedBehindOnly;
     private long resumedNanos = -1;
     private boolean headExpensive;
     private final Set<String> sweepsTaken = new LinkedHashSet<>();
     /** Where promotions landed since the last claim, per topic: the earliest; written by any thread. */
-    private final Map<String, ClaimPosition> rewinds = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, ClaimPosition> rewinds = new ConcurrentHashMap<>();
     /** Topics whose last claimed messages came from under limits; read by handler threads. */
     private volatile Set<String> limitedTopics = Set.of();
 
@@ -95,6 +98,7 @@ final class ClaimCursor {
         if (!rewinds.isEmpty()) {
             applyRewinds();
         }
+        lookedBehindOnly = false;
         if (positions.isEmpty() || (!lastClaimFull && !headExpensive)) {
             looksBehind = true;
             return Next.fromHead(topics);
@@ -115,6 +119,7 @@ final class ClaimCursor {
             String topic = topics.get(i);
             if (sweepsTaken.remove(topic) && positions.containsKey(topic)) {
                 looksBehind = true;
+                lookedBehindOnly = true;
                 return new Next(positions, Set.of(topic), List.copyOf(topics.subList(0, i + 1)));
             }
         }
@@ -133,9 +138,9 @@ final class ClaimCursor {
     }
 
     /**
-     * Notes that a message became pending at {@code position} of the topic's claim order (any thread). True when
-     * the next claim will look again from just before it: the topic has a position past it, and the position is
-     * recent enough not to be the sweep's business.
+     * Notes that a message became pending at {@code position} of the topic's claim order (any thread): if the
+     * topic's position is past it, the next claim resumes from just before it. False, and nothing noted, when it is
+     * due longer than a sweep interval ago: that is the sweep's business.
      */
     boolean rewind(String topic, ClaimPosition position) {
         if (position.runAt().isBefore(clock.now().minus(headEvery))) {
@@ -201,6 +206,15 @@ final class ClaimCursor {
      */
     boolean limited(String topic) {
         return limitedTopics.contains(topic);
+    }
+
+    /**
+     * Whether the last claim was the fleet's look behind a position, which reads no further than the position (and
+     * no topic after it): coming back short, it does not mean that nothing else is due, and the next claim should
+     * follow at once rather than after a sleep.
+     */
+    boolean lookedBehindOnly() {
+        return lookedBehindOnly;
     }
 
     /** Whether short claims resume rather than look from the head (the last look from the head was expensive). */

@@ -170,7 +170,8 @@ final class Dispatcher {
                 for (Delivery delivery : claimed) {
                     dispatch(delivery);
                 }
-                if (claimed.isEmpty() && untilNextDue != null) {
+                // The fleet's look behind a position reads no further: the claim after it resumes, at once.
+                if (claimed.isEmpty() && untilNextDue != null && !cursor.lookedBehindOnly()) {
                     awaitWake(untilNextDue);
                 }
             } catch (RuntimeException e) {

@@ -205,6 +205,22 @@ class ClaimCursorTest {
     }
 
     @Test
+    void aLookBehindAPositionSaysSoUntilTheNextClaim() {
+        ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 9)), 1, MILLI);
+        granted = Set.of("t");
+
+        assertThat(cursor.next(TOPICS, sweeps).behind()).containsExactly("t");
+        cursor.advance(List.of(), 1, MILLI);
+        assertThat(cursor.lookedBehindOnly()).as("empty, it says nothing of what lies after the position").isTrue();
+
+        granted = Set.of();
+        assertThat(cursor.next(TOPICS, sweeps).behind()).isEmpty();
+        assertThat(cursor.lookedBehindOnly()).isFalse();
+    }
+
+    @Test
     void aLookBehindNeverMovesAPositionBack() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
         cursor.next(TOPICS, sweeps);
