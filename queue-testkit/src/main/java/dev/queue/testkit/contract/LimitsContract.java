@@ -296,7 +296,7 @@ public abstract class LimitsContract extends ContractSupport {
         private final AtomicInteger handledTimes = new AtomicInteger();
 
         Race(int messages, java.util.function.Function<Delivery, String> partitionOf) {
-            this(messages, Duration.ofNanos(20_000), partitionOf);
+            this(messages, Duration.ofNanos(200_000), partitionOf);
         }
 
         /** With {@code work} spent in each handler, so that handlers overlap. */
