@@ -297,7 +297,7 @@ public final class InMemoryMessageStore implements MessageStore {
             topicTokens = topicBucket.tokensAt(now, limits.rate().get());
             room = Math.min(room, (int) Math.floor(topicTokens));
         }
-        String header = limits.partition().map(TopicLimits.Partition::name).orElse(null);
+        TopicLimits.Partition partitionBy = limits.partition().orElse(null);
         if (limits.ratePerPartition().isPresent()) {
             Duration period = limits.ratePerPartition().get().period();
             ns.buckets.entrySet().removeIf(e -> e.getKey().startsWith(topic.name + "\u0000p")
@@ -310,13 +310,13 @@ public final class InMemoryMessageStore implements MessageStore {
         if (limits.maxRunningPerPartition().isPresent()) {
             for (Msg msg : leases) {
                 if (msg.topic == topic) {
-                    runningByPartition.merge(partition(msg, header), 1, Integer::sum);
+                    runningByPartition.merge(partition(msg, partitionBy), 1, Integer::sum);
                 }
             }
         }
         Map<String, Double> partitionTokens = new HashMap<>();
         Map<String, Integer> takenByPartition = new HashMap<>();
-        int scan = header == null ? room : scanBound(room);
+        int scan = partitionBy == null ? room : scanBound(room);
         List<Msg> picked = new ArrayList<>();
         List<Msg> candidates = new ArrayList<>();
         for (int priority = 0; priority < PRIORITIES && candidates.size() < scan; priority++) {
@@ -331,7 +331,7 @@ public final class InMemoryMessageStore implements MessageStore {
             if (picked.size() >= room) {
                 break;
             }
-            String part = partition(msg, header);
+            String part = partition(msg, partitionBy);
             int taken = takenByPartition.getOrDefault(part, 0);
             if (limits.maxRunningPerPartition().isPresent()
                     && runningByPartition.getOrDefault(part, 0) + taken >= limits.maxRunningPerPartition().getAsInt()) {
@@ -373,11 +373,12 @@ public final class InMemoryMessageStore implements MessageStore {
         return Math.max(1000, 20 * room);
     }
 
-    private static String partition(Msg msg, String header) {
-        if (header == null) {
+    /** The message's partition: its header's value or its ordering key, the empty value without one. */
+    private static String partition(Msg msg, TopicLimits.Partition by) {
+        if (by == null) {
             return "";
         }
-        String value = msg.headers.get(header);
+        String value = by.kind() == TopicLimits.Partition.Kind.ORDERING_KEY ? msg.orderingKey : msg.headers.get(by.name());
         return value == null ? "" : value;
     }
 

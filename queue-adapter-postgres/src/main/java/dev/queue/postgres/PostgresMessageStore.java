@@ -93,6 +93,8 @@ final class PostgresMessageStore implements MessageStore {
     private volatile boolean before22;
     /** The schema predates migration 23 (no limits, and claims report none). */
     private volatile boolean before23;
+    /** The schema predates migration 25 (no limits partitioned by the ordering key). */
+    private volatile boolean before25;
     /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
     private volatile PublishRates rates;
 
@@ -124,6 +126,11 @@ final class PostgresMessageStore implements MessageStore {
     /** For a schema migrated by another tool without version 23 yet: no limits, and claims report none. */
     void useSchemaBefore23(boolean value) {
         this.before23 = value;
+    }
+
+    /** For a schema migrated by another tool without version 25 yet: no limits partitioned by the ordering key. */
+    void useSchemaBefore25(boolean value) {
+        this.before25 = value;
     }
 
     /** For a schema migrated by another tool without version 13 yet (the queue then runs as its owner). */
@@ -463,6 +470,11 @@ final class PostgresMessageStore implements MessageStore {
             throw new UnsupportedCapabilityException("limits", "the schema lacks migration 23 "
                     + "(topic_limits): apply the migrations in db/queue/");
         }
+        if (before25 && command.limits().partition()
+                .filter(p -> p.kind() == TopicLimits.Partition.Kind.ORDERING_KEY).isPresent()) {
+            throw new UnsupportedCapabilityException("limits partitioned by the ordering key", "the schema lacks "
+                    + "migration 25 (limits_by_ordering_key): apply the migrations in db/queue/");
+        }
         FlowControlMapper.Limits row = limitsRow(command.topic(), command.limits());
         return runner.autoCommit(command.limits().isNone() ? "clear limits" : "set limits", FlowControlMapper.class,
                 mapper -> mapper.setLimits(command.namespace(), row, command.time().givenOrNull()));
@@ -494,7 +506,9 @@ final class PostgresMessageStore implements MessageStore {
             if (row.maxRunning() != null) {
                 limits = limits.withMaxRunning(row.maxRunning());
             }
-            if (row.partitionName() != null) {
+            if ("ordering_key".equals(row.partitionKind())) {
+                limits = limits.partitionedBy(TopicLimits.Partition.orderingKey());
+            } else if (row.partitionName() != null) {
                 limits = limits.partitionedBy(TopicLimits.Partition.header(row.partitionName()));
             }
             if (row.maxRunningPerPartition() != null) {

@@ -148,9 +148,12 @@ public final class PostgresOperator {
 
     /**
      * A topic's limits (docs/flow-control.md, "Limits"); a null field is a limit not set. Periods are whole
-     * microseconds.
+     * microseconds. {@code partitionKind} is {@code header} (a message's partition is the value of the header
+     * {@code partitionHeader}; the default when a header is given) or {@code ordering_key} (its ordering key, no
+     * header), null without per-partition limits.
      */
-    public record TopicLimitsLine(String topic, Integer maxRunning, String partitionHeader, Integer maxRunningPerPartition,
+    public record TopicLimitsLine(String topic, Integer maxRunning, String partitionKind, String partitionHeader,
+                                  Integer maxRunningPerPartition,
                                   Integer rateLimit, Duration ratePeriod, Integer partitionRateLimit,
                                   Duration partitionRatePeriod, Instant setAt, String setBy) {
     }
@@ -435,6 +438,7 @@ public final class PostgresOperator {
         params.put("namespace", namespace);
         params.put("topic", limits.topic());
         params.put("maxRunning", limits.maxRunning());
+        params.put("partitionKind", limits.partitionKind());
         params.put("partitionHeader", limits.partitionHeader());
         params.put("maxRunningPerPartition", limits.maxRunningPerPartition());
         params.put("rateLimit", limits.rateLimit());
@@ -458,7 +462,8 @@ public final class PostgresOperator {
         name("namespace", namespace);
         return rows("the topic limits of namespace " + namespace, "operator.listQueueLimits", params("namespace", namespace))
                 .stream()
-                .map(r -> new TopicLimitsLine(text(r, "queue"), integer(r, "max_running"), text(r, "partition_header"),
+                .map(r -> new TopicLimitsLine(text(r, "queue"), integer(r, "max_running"), text(r, "partition_kind"),
+                        text(r, "partition_header"),
                         integer(r, "max_running_per_partition"), integer(r, "rate_limit"), micros(r, "rate_period_micros"),
                         integer(r, "partition_rate_limit"), micros(r, "partition_rate_period_micros"),
                         instant(r, "set_at"), text(r, "set_by")))
@@ -476,11 +481,25 @@ public final class PostgresOperator {
         limit("maxRunningPerPartition", line.maxRunningPerPartition(), dev.queue.api.TopicLimits.MAX_RUNNING);
         rate("rateLimit", line.rateLimit(), "ratePeriod", line.ratePeriod());
         rate("partitionRateLimit", line.partitionRateLimit(), "partitionRatePeriod", line.partitionRatePeriod());
+        String kind = line.partitionKind();
+        if (kind != null && !kind.equals("header") && !kind.equals("ordering_key")) {
+            throw new InvalidInputException("partitionKind", kind, "header or ordering_key");
+        }
         if (perPartition) {
-            name("partitionHeader", line.partitionHeader());
+            if ("ordering_key".equals(kind)) {
+                if (line.partitionHeader() != null) {
+                    throw new InvalidInputException("partitionHeader", line.partitionHeader(),
+                            "no header with the ordering-key partition");
+                }
+            } else {
+                name("partitionHeader", line.partitionHeader());
+            }
         } else if (line.partitionHeader() != null) {
             throw new InvalidInputException("partitionHeader", line.partitionHeader(),
                     "no header without maxRunningPerPartition or partitionRateLimit");
+        } else if (kind != null) {
+            throw new InvalidInputException("partitionKind", kind,
+                    "no partition without maxRunningPerPartition or partitionRateLimit");
         }
     }
 

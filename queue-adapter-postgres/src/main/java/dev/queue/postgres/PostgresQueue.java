@@ -210,6 +210,7 @@ public final class PostgresQueue implements Queue {
             store.useSchemaBefore20(!login.lookBehindPresent());
             store.useSchemaBefore22(!login.orderingKeysPresent());
             store.useSchemaBefore23(!login.limitsPresent());
+            store.useSchemaBefore25(!login.keyPartitionsPresent());
             if (!login.lookBehindPresent()) {
                 LOG.warn("schema {} lacks migration V20 (head_sweeps): each subscription looks from the head of the claim "
                         + "order on its own, which costs more while a long transaction holds back vacuum; apply the "

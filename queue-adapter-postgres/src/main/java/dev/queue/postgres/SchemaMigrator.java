@@ -59,7 +59,8 @@ final class SchemaMigrator {
             new Migration(21, "trusted_policies"),
             new Migration(22, "ordering_keys"),
             new Migration(23, "topic_limits"),
-            new Migration(24, "ordering_advance_in_one_statement"));
+            new Migration(24, "ordering_advance_in_one_statement"),
+            new Migration(25, "limits_by_ordering_key"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;

@@ -8,7 +8,8 @@ import java.util.OptionalInt;
 /**
  * The limits of one topic, for the whole fleet (docs/flow-control.md, "Limits"): how many of its messages may run at
  * once, in the topic and per partition, and how many may start per period, in the topic and per partition. A
- * partition is a group of the topic's messages named by a {@link Partition} (the value of a header).
+ * partition is a group of the topic's messages named by a {@link Partition}: the value of a header, or the
+ * message's ordering key.
  *
  * <p>Immutable; each {@code with...} method returns a copy, refusing a null with {@link InvalidInputException}. The
  * values are checked when the limits are set ({@link FlowControl#setLimits}), which refuses a bad one with
@@ -16,6 +17,7 @@ import java.util.OptionalInt;
  * <ul>
  *   <li>running limits 1 to {@value #MAX_RUNNING}, start counts 1 to {@value #MAX_STARTS}, periods 1 ms to 1 day;</li>
  *   <li>a per-partition limit needs a partition, and a partition needs a per-partition limit;</li>
+ *   <li>a header partition names a header, an ordering-key partition names nothing;</li>
  *   <li>at least one limit ({@link FlowControl#clearLimits} removes them all).</li>
  * </ul>
  *
@@ -42,14 +44,16 @@ public final class TopicLimits {
      * What divides a topic's messages into partitions for per-partition limits.
      *
      * @param kind what the partition is taken from
-     * @param name the header's name for {@link Kind#HEADER}
+     * @param name the header's name for {@link Kind#HEADER}; null for {@link Kind#ORDERING_KEY}
      */
     public record Partition(Kind kind, String name) {
 
         /** Where a message's partition comes from. */
         public enum Kind {
             /** The value of a header; messages without it form the partition of the empty value. */
-            HEADER
+            HEADER,
+            /** The message's ordering key; messages without a key form the partition of the empty value. */
+            ORDERING_KEY
         }
 
         /**
@@ -60,6 +64,22 @@ public final class TopicLimits {
          */
         public static Partition header(String name) {
             return new Partition(Kind.HEADER, InvalidInputException.requireNonNull(name, "name", "a header name"));
+        }
+
+        /**
+         * Partitions by the message's ordering key ({@link Message#orderingKey(String)}); messages without a key share
+         * one partition (the empty value, which no key can be).
+         *
+         * <p>A key runs one message at a time anyway (docs/flow-control.md, "Ordering keys"), so a per-partition
+         * running limit bounds only the messages without a key, which all share one partition. What this partition
+         * is for is a rate per key: with the customer as ordering key, {@code withRatePerPartition(10,
+         * Duration.ofSeconds(1))} allows at most 10 starts a second per customer, each customer's messages still in
+         * their order.
+         *
+         * @return the partition
+         */
+        public static Partition orderingKey() {
+            return new Partition(Kind.ORDERING_KEY, null);
         }
     }
 
@@ -230,8 +250,11 @@ public final class TopicLimits {
             sep = ", ";
         }
         if (partition != null) {
-            text.append(sep).append("partition=").append(partition.kind().name().toLowerCase(java.util.Locale.ROOT))
-                    .append(':').append(partition.name());
+            text.append(sep).append("partition=").append(partition.kind() == null ? "null"
+                    : partition.kind().name().toLowerCase(java.util.Locale.ROOT));
+            if (partition.name() != null) {
+                text.append(':').append(partition.name());
+            }
             sep = ", ";
         }
         if (maxRunningPerPartition != null) {

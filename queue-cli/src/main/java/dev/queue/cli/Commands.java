@@ -167,6 +167,10 @@ final class Commands {
                 description = "the header whose value is a message's partition (for the per-partition limits)")
         String partitionHeader;
 
+        @Option(names = "--partition-ordering-key", description = "a message's ordering key is its partition (for the "
+                + "per-partition limits; messages without a key share one), instead of a header")
+        boolean partitionOrderingKey;
+
         @Option(names = "--max-running-per-partition", paramLabel = "N", description = "at most N running per partition")
         Integer maxRunningPerPartition;
 
@@ -184,17 +188,21 @@ final class Commands {
         int run(PostgresOperator operator, Output output) {
             boolean changed;
             if (clear) {
-                if (maxRunning != null || partitionHeader != null || maxRunningPerPartition != null || rate != null
-                        || partitionRate != null) {
+                if (maxRunning != null || partitionHeader != null || partitionOrderingKey || maxRunningPerPartition != null
+                        || rate != null || partitionRate != null) {
                     throw new dev.queue.api.InvalidInputException("--clear", "with limits", "--clear alone");
                 }
                 changed = operator.clearTopicLimits(target.namespace, topic, actor);
                 output.say(changed ? "cleared the limits of topic " + topic + " as " + actor : "topic " + topic + " had no limits");
             } else {
+                if (partitionOrderingKey && partitionHeader != null) {
+                    throw new dev.queue.api.InvalidInputException("--partition-header", partitionHeader,
+                            "no header with --partition-ordering-key");
+                }
                 Rate topicRate = Rate.parse("--rate", rate);
                 Rate perPartition = Rate.parse("--partition-rate", partitionRate);
                 changed = operator.setTopicLimits(target.namespace, new PostgresOperator.TopicLimitsLine(topic, maxRunning,
-                        partitionHeader, maxRunningPerPartition, topicRate == null ? null : topicRate.starts(),
+                        partitionOrderingKey ? "ordering_key" : null, partitionHeader, maxRunningPerPartition, topicRate == null ? null : topicRate.starts(),
                         topicRate == null ? null : topicRate.period(), perPartition == null ? null : perPartition.starts(),
                         perPartition == null ? null : perPartition.period(), null, null), actor);
                 output.say(changed ? "set the limits of topic " + topic + " as " + actor
@@ -234,7 +242,7 @@ final class Commands {
     static final class TopicLimits extends Base {
         @Override
         int run(PostgresOperator operator, Output output) {
-            output.table(operator.topicLimits(target.namespace), "topic", "maxRunning", "partitionHeader",
+            output.table(operator.topicLimits(target.namespace), "topic", "maxRunning", "partitionKind", "partitionHeader",
                     "maxRunningPerPartition", "rateLimit", "ratePeriod", "partitionRateLimit", "partitionRatePeriod", "setAt",
                     "setBy");
             return 0;

@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]");
     }
 
     @AfterAll
@@ -207,6 +207,35 @@ class QueueCliTest {
         Run zero = run("topics", "limit", "email", "-n", ns, "--max-running", "0");
         assertThat(zero.exitCode()).isEqualTo(2);
         assertThat(zero.err()).contains("invalid maxRunning", "0");
+    }
+
+    @Test
+    void topicsLimitPartitionsByTheOrderingKey() {
+        String ns = newNamespace();
+        sql("SELECT queue.push(?, 'hooks', '{}', p_ordering_key := 'customer-1')", ns);
+        sql("SELECT queue.push(?, 'hooks', '{}', p_ordering_key := 'customer-2')", ns);
+
+        Run limit = run("topics", "limit", "hooks", "-n", ns, "--partition-ordering-key", "--partition-rate", "1/1h",
+                "--actor", "fay");
+        assertThat(limit.exitCode()).as(limit.err()).isZero();
+        assertThat(limit.out()).contains("set the limits of topic hooks as fay");
+        assertThat(sql("SELECT partition_kind FROM queue.list_queue_limits(?)", ns)).containsExactly("ordering_key");
+        assertThat(run("topics", "limits", "-n", ns, "--json").out())
+                .contains("\"partitionKind\": \"ordering_key\"", "\"partitionRateLimit\": 1");
+        assertThat(run("topics", "limits", "-n", ns).out().lines().toList().get(1)).startsWith("hooks")
+                .contains("ordering_key");
+        // one start per key: both keys start, each once
+        assertThat(sql("SELECT ordering_key FROM queue.pull_batch(?, 'hooks', 10) ORDER BY 1", ns))
+                .containsExactly("customer-1", "customer-2");
+
+        Run both = run("topics", "limit", "hooks", "-n", ns, "--partition-ordering-key", "--partition-header", "c",
+                "--max-running-per-partition", "1");
+        assertThat(both.exitCode()).isEqualTo(2);
+        assertThat(both.err()).contains("invalid --partition-header", "c");
+        Run alone = run("topics", "limit", "hooks", "-n", ns, "--partition-ordering-key", "--max-running", "1");
+        assertThat(alone.exitCode()).isEqualTo(2);
+        assertThat(alone.err()).contains("invalid partitionKind", "ordering_key");
+        assertThat(sql("SELECT partition_rate_limit FROM queue.list_queue_limits(?)", ns)).containsExactly(1);
     }
 
     @Test

@@ -136,6 +136,56 @@ class SqlLimitsTest {
         assertThat(next).isEqualTo(true);
     }
 
+    private long pushKeyed(String namespace, String queue, String key) {
+        return ((Number) db.value("SELECT queue.push(?, ?, '{}'::json, p_ordering_key := ?)", namespace, queue, key))
+                .longValue();
+    }
+
+    @Test
+    void limitsPartitionedByTheOrderingKeyRationEachKeyAndTheMessagesWithoutOne() {
+        String ns = newNamespace();
+        assertThat(db.value("SELECT queue.set_queue_limits(?, 'hooks', p_partition_kind := 'ordering_key',"
+                + " p_partition_rate_limit := 1, p_partition_rate_period := interval '1 hour')", ns)).isEqualTo(true);
+        assertThat(db.rows("SELECT partition_kind, partition_header, partition_rate_limit FROM queue.list_queue_limits(?)",
+                ns)).extracting(r -> r.get("partition_kind") + " " + r.get("partition_header") + " "
+                        + r.get("partition_rate_limit"))
+                .containsExactly("ordering_key null 1");
+        long a1 = pushKeyed(ns, "hooks", "a");
+        long a2 = pushKeyed(ns, "hooks", "a");
+        long b1 = pushKeyed(ns, "hooks", "b");
+        long none1 = push(ns, "hooks");
+        push(ns, "hooks");
+
+        // one start per hour per key, and one for the messages without a key together
+        assertThat(db.rows("SELECT id, ordering_key FROM queue.pull_batch(?, 'hooks', 10)", ns))
+                .extracting(r -> r.get("id") + " " + r.get("ordering_key"))
+                .containsExactly(a1 + " a", b1 + " b", none1 + " null");
+        assertThat(db.value("SELECT queue.ack(?, ?)", ns, a1)).isEqualTo(true);
+        assertThat(db.value("SELECT state FROM queue.inspect(?, ?)", ns, a2)).isEqualTo("pending");
+        assertThat(pullBatch(ns, "hooks", 10)).isEmpty();
+
+        // a running limit per key: a key runs one at a time anyway, the messages without a key share the limit
+        db.value("SELECT queue.set_queue_limits(?, 'jobs', p_max_running_per_partition := 2,"
+                + " p_partition_kind := 'ordering_key')", ns);
+        long c1 = pushKeyed(ns, "jobs", "c");
+        long d1 = pushKeyed(ns, "jobs", "d");
+        long n1 = push(ns, "jobs");
+        long n2 = push(ns, "jobs");
+        long n3 = push(ns, "jobs");
+        assertThat(pullBatch(ns, "jobs", 10)).containsExactly(c1, d1, n1, n2);
+        db.value("SELECT queue.ack(?, ?)", ns, n1);
+        assertThat(pullBatch(ns, "jobs", 10)).containsExactly(n3);
+
+        // the kind is replaced with the limits: by a header again, named explicitly or not
+        assertThat(db.value("SELECT queue.set_queue_limits(?, 'jobs', p_max_running_per_partition := 2,"
+                + " p_partition_header := 'customer', p_partition_kind := 'header')", ns)).isEqualTo(true);
+        assertThat(db.value("SELECT queue.set_queue_limits(?, 'jobs', p_max_running_per_partition := 2,"
+                + " p_partition_header := 'customer')", ns)).isEqualTo(false);
+        assertThat(db.rows("SELECT queue, partition_kind, partition_header FROM queue.list_queue_limits(?)", ns))
+                .extracting(r -> r.get("queue") + " " + r.get("partition_kind") + " " + r.get("partition_header"))
+                .containsExactly("hooks ordering_key null", "jobs header customer");
+    }
+
     @Test
     void settingLimitsWaitsForAClaimUnderWayAndCountsItsMessages() throws Exception {
         String ns = newNamespace();
@@ -244,6 +294,10 @@ class SqlLimitsTest {
             SELECT queue.set_queue_limits('acme', 'q', p_rate_limit := 5, p_rate_period := interval '2 days')   | QU001 | invalid p_rate_period: expected 1 ms to 1 day, got: 2 days
             SELECT queue.set_queue_limits('acme', 'q', 1, p_rate_period := interval '1 second')        | QU001 | invalid p_rate_period: expected null without p_rate_limit
             SELECT queue.set_queue_limits('acme', 'q', p_partition_header := 'c', p_partition_rate_limit := 1)  | QU001 | invalid p_partition_rate_period
+            SELECT queue.set_queue_limits('acme', 'q', p_partition_kind := 'tenant', p_max_running_per_partition := 1) | QU001 | invalid p_partition_kind: expected header or ordering_key, got: "tenant"
+            SELECT queue.set_queue_limits('acme', 'q', p_partition_kind := 'ordering_key', p_partition_header := 'c', p_max_running_per_partition := 1) | QU001 | invalid p_partition_header: expected null with p_partition_kind ordering_key, got: "c"
+            SELECT queue.set_queue_limits('acme', 'q', 1, p_partition_kind := 'ordering_key')          | QU001 | invalid p_partition_kind: expected null without p_max_running_per_partition
+            SELECT queue.set_queue_limits('acme', 'q', p_partition_kind := 'header', p_max_running_per_partition := 1) | QU001 | invalid p_partition_header
             SELECT queue.clear_queue_limits('acme', NULL)                                              | QU001 | invalid p_queue
             SELECT * FROM queue.list_queue_limits('')                                                  | QU001 | invalid p_namespace
             """)

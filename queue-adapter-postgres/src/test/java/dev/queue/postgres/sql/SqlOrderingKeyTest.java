@@ -86,6 +86,30 @@ class SqlOrderingKeyTest {
     }
 
     @Test
+    void everyPullReturnsTheOrderingKeyAsItsLastColumn() {
+        String ns = newNamespace();
+        long keyed = push(ns, "customer-1");
+        long unkeyed = ((Number) db.value("SELECT queue.push(?, 'jobs', '{}'::json)", ns)).longValue();
+        long other = ((Number) db.value("SELECT queue.push(?, 'mail', '{}'::json, p_ordering_key := 'customer-2')", ns))
+                .longValue();
+        long batched = push(ns, "customer-3");
+
+        List<Map<String, Object>> one = db.rows("SELECT * FROM queue.pull(?, 'jobs')", ns);
+        assertThat(one).hasSize(1);
+        assertThat(List.copyOf(one.get(0).keySet())).containsExactly("id", "queue", "payload", "headers", "priority",
+                "attempts", "max_attempts", "lease_token", "lease_until", "published_at", "run_at", "worker_id",
+                "unique_key", "published_by", "ordering_key");
+        assertThat(one.get(0)).containsEntry("id", keyed).containsEntry("ordering_key", "customer-1");
+
+        assertThat(db.rows("SELECT id, ordering_key FROM queue.pull_any(?, ARRAY['mail', 'jobs'], 2)", ns))
+                .extracting(r -> r.get("id") + " " + r.get("ordering_key"))
+                .containsExactly(other + " customer-2", unkeyed + " null");
+        assertThat(db.rows("SELECT id, ordering_key FROM queue.pull_batch(?, 'jobs', 10)", ns))
+                .extracting(r -> r.get("id") + " " + r.get("ordering_key"))
+                .containsExactly(batched + " customer-3");
+    }
+
+    @Test
     void aBatchKeepsItsOrderWithinEachKey() {
         String ns = newNamespace();
         List<Long> ids = db.rows("SELECT id FROM queue.push_batch(?, 'jobs', ARRAY['{}', '{}', '{}', '{}']::json[], "

@@ -108,13 +108,19 @@ public final class InputRules {
             if (partition.kind() == null) {
                 throw new InvalidInputException("partition.kind", null, "a kind of partition");
             }
-            name("partition header", partition.name());
+            if (partition.kind() == TopicLimits.Partition.Kind.HEADER) {
+                name("partition header", partition.name());
+            } else if (partition.name() != null) {
+                throw new InvalidInputException("partition.name", partition.name(),
+                        "no name for the ordering-key partition (Partition.orderingKey())");
+            }
             if (!perPartition) {
-                throw new InvalidInputException("partition", partition.name(),
+                throw new InvalidInputException("partition", partition,
                         "no partition without maxRunningPerPartition or ratePerPartition");
             }
         } else if (perPartition) {
-            throw new InvalidInputException("partition", null, "a partition (Partition.header(name)) for the per-partition limits");
+            throw new InvalidInputException("partition", null, "a partition (Partition.header(name) or "
+                    + "Partition.orderingKey()) for the per-partition limits");
         }
     }
 

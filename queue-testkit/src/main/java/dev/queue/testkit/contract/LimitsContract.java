@@ -117,7 +117,14 @@ public abstract class LimitsContract extends ContractSupport {
                 TopicLimits.none().withRate(1, Duration.ofSeconds(-1)),
                 TopicLimits.none().withRate(1, Duration.ofDays(1).plusMillis(1)),
                 TopicLimits.none().withRate(1, Duration.ofNanos(1_500_001)),
-                TopicLimits.none().partitionedBy(customer).withRatePerPartition(1, Duration.ofMillis(0)));
+                TopicLimits.none().partitionedBy(customer).withRatePerPartition(1, Duration.ofMillis(0)),
+                TopicLimits.none().withMaxRunning(2).partitionedBy(TopicLimits.Partition.orderingKey()),
+                TopicLimits.none().partitionedBy(new TopicLimits.Partition(TopicLimits.Partition.Kind.ORDERING_KEY, "k"))
+                        .withMaxRunningPerPartition(1),
+                TopicLimits.none().partitionedBy(new TopicLimits.Partition(TopicLimits.Partition.Kind.HEADER, null))
+                        .withMaxRunningPerPartition(1),
+                TopicLimits.none().partitionedBy(new TopicLimits.Partition(null, "customer"))
+                        .withMaxRunningPerPartition(1));
         for (TopicLimits limits : bad) {
             assertThatThrownBy(() -> flow.setLimits("t", limits)).as("%s", limits)
                     .isInstanceOf(InvalidInputException.class);
@@ -258,7 +265,7 @@ public abstract class LimitsContract extends ContractSupport {
         int limit = 5;
         ns.flowControl().setLimits("t", TopicLimits.none().withMaxRunning(limit));
         publishMany("t", RACE_MESSAGES, null);
-        Race race = new Race(m -> "");
+        Race race = new Race(RACE_MESSAGES, d -> "");
         race.run(limit, Integer.MAX_VALUE);
     }
 
@@ -269,7 +276,7 @@ public abstract class LimitsContract extends ContractSupport {
         ns.flowControl().setLimits("t", TopicLimits.none()
                 .partitionedBy(TopicLimits.Partition.header("customer")).withMaxRunningPerPartition(perPartition));
         publishMany("t", RACE_MESSAGES, i -> "c" + (i % 8));
-        Race race = new Race(m -> m.get("customer"));
+        Race race = new Race(RACE_MESSAGES, d -> d.headers().get("customer"));
         race.run(Integer.MAX_VALUE, perPartition);
     }
 
@@ -278,7 +285,9 @@ public abstract class LimitsContract extends ContractSupport {
      * counts, at its start and end, the messages running in the topic and in its partition, from the handlers' side.
      */
     private final class Race {
-        private final java.util.function.Function<Map<String, String>, String> partitionOf;
+        private final int messages;
+        private final long workNanos;
+        private final java.util.function.Function<Delivery, String> partitionOf;
         private final AtomicInteger running = new AtomicInteger();
         private final AtomicInteger maxRunning = new AtomicInteger();
         private final Map<String, AtomicInteger> runningByPartition = new ConcurrentHashMap<>();
@@ -286,7 +295,14 @@ public abstract class LimitsContract extends ContractSupport {
         private final Set<MessageId> handled = ConcurrentHashMap.newKeySet();
         private final AtomicInteger handledTimes = new AtomicInteger();
 
-        Race(java.util.function.Function<Map<String, String>, String> partitionOf) {
+        Race(int messages, java.util.function.Function<Delivery, String> partitionOf) {
+            this(messages, Duration.ofNanos(200_000), partitionOf);
+        }
+
+        /** With {@code work} spent in each handler, so that handlers overlap. */
+        Race(int messages, Duration work, java.util.function.Function<Delivery, String> partitionOf) {
+            this.messages = messages;
+            this.workNanos = work.toNanos();
             this.partitionOf = partitionOf;
         }
 
@@ -303,15 +319,15 @@ public abstract class LimitsContract extends ContractSupport {
                 }
                 for (Namespace stack : stacks) {
                     subscriptions.add(stack.subscribe(Subscriber.on("t").concurrency(8).lease(Duration.ofMinutes(10))
-                            .handle(Map.class, (body, ctx) -> handle(ctx.messageId(), ctx.headers()))));
+                            .handle(Map.class, (body, ctx) -> handle(ctx.delivery()))));
                 }
-                Awaitility().until(() -> handledTimes.get() >= RACE_MESSAGES);
+                Awaitility().until(() -> handledTimes.get() >= messages);
             } finally {
                 subscriptions.forEach(Subscription::close);
                 others.forEach(Queue::close);
             }
-            assertThat(handled).hasSize(RACE_MESSAGES);
-            assertThat(handledTimes.get()).isEqualTo(RACE_MESSAGES);
+            assertThat(handled).hasSize(messages);
+            assertThat(handledTimes.get()).isEqualTo(messages);
             if (limit != Integer.MAX_VALUE) {
                 assertThat(maxRunning.get()).as("most running at once").isLessThanOrEqualTo(limit).isGreaterThan(1);
             }
@@ -326,14 +342,15 @@ public abstract class LimitsContract extends ContractSupport {
             return org.awaitility.Awaitility.await().atMost(RACE_WAIT).pollInterval(Duration.ofMillis(50));
         }
 
-        private void handle(MessageId id, Map<String, String> headers) {
-            AtomicInteger inPartition = runningByPartition.computeIfAbsent(partitionOf.apply(headers),
+        private void handle(Delivery delivery) {
+            MessageId id = delivery.id();
+            AtomicInteger inPartition = runningByPartition.computeIfAbsent(partitionOf.apply(delivery),
                     p -> new AtomicInteger());
             maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
             maxByPartition.accumulateAndGet(inPartition.incrementAndGet(), Math::max);
             try {
                 // a moment of work, so that handlers overlap
-                long until = System.nanoTime() + 20_000;
+                long until = System.nanoTime() + workNanos;
                 while (System.nanoTime() < until) {
                     Thread.onSpinWait();
                 }
@@ -432,5 +449,166 @@ public abstract class LimitsContract extends ContractSupport {
         assertThat(pullAll("t")).hasSize(4);
         Optional<TopicLimits> none = ns.flowControl().limits("t");
         assertThat(none).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ partitioned by the ordering key
+
+    private MessageId keyed(String topic, String key, int n) {
+        Message message = Message.to(topic).json("{\"n\":" + n + "}");
+        return publish(key == null ? message : message.orderingKey(key));
+    }
+
+    @Test
+    public void orderingKeyPartitionIsSetReadBackAndReplaced() {
+        requires(Capability.ORDERING_KEYS);
+        FlowControl flow = ns.flowControl();
+        TopicLimits byKey = TopicLimits.none().partitionedBy(TopicLimits.Partition.orderingKey())
+                .withMaxRunningPerPartition(2).withRatePerPartition(10, Duration.ofSeconds(1));
+        assertThat(TopicLimits.Partition.orderingKey()).isEqualTo(TopicLimits.Partition.orderingKey())
+                .hasSameHashCodeAs(TopicLimits.Partition.orderingKey())
+                .isNotEqualTo(TopicLimits.Partition.header("ordering_key"));
+        assertThat(TopicLimits.Partition.orderingKey().name()).isNull();
+        assertThat(byKey.toString()).contains("partition=ordering_key,").doesNotContain("null");
+        assertThat(TopicLimits.none().partitionedBy(TopicLimits.Partition.header("customer"))
+                .withMaxRunningPerPartition(2).toString()).contains("partition=header:customer");
+
+        assertThat(flow.setLimits("t", byKey)).isTrue();
+        assertThat(flow.setLimits("t", byKey)).isFalse();
+        assertThat(flow.limits("t")).contains(byKey);
+        assertThat(flow.limits("t").orElseThrow().partition()).contains(TopicLimits.Partition.orderingKey());
+
+        // the same limits by a header are other limits, and back again
+        TopicLimits byHeader = TopicLimits.none().partitionedBy(TopicLimits.Partition.header("customer"))
+                .withMaxRunningPerPartition(2).withRatePerPartition(10, Duration.ofSeconds(1));
+        assertThat(byHeader).isNotEqualTo(byKey);
+        assertThat(flow.setLimits("t", byHeader)).isTrue();
+        assertThat(flow.limits("t")).contains(byHeader);
+        assertThat(flow.setLimits("t", byKey)).isTrue();
+        assertThat(flow.allLimits()).isEqualTo(Map.of("t", byKey));
+    }
+
+    @Test
+    public void perKeyRunningLimitBoundsTheMessagesWithoutAKeyTogether() {
+        requires(Capability.ORDERING_KEYS);
+        ns.flowControl().setLimits("t", TopicLimits.none()
+                .partitionedBy(TopicLimits.Partition.orderingKey()).withMaxRunningPerPartition(2));
+        MessageId a1 = keyed("t", "a", 1);
+        MessageId a2 = keyed("t", "a", 2);
+        MessageId b1 = keyed("t", "b", 3);
+        MessageId none1 = keyed("t", null, 4);
+        MessageId none2 = keyed("t", null, 5);
+        MessageId none3 = keyed("t", null, 6);
+
+        // a key runs one at a time anyway; the messages without a key are one partition of at most two
+        List<Delivery> first = pullAll("t");
+        assertThat(first).extracting(Delivery::id).containsExactly(a1, b1, none1, none2);
+        assertNothingDue("t");
+
+        ns.ack(first.get(2));
+        assertThat(pullAll("t")).extracting(Delivery::id).containsExactly(none3);
+        ns.ack(first.get(0));
+        assertThat(pullAll("t")).extracting(Delivery::id).containsExactly(a2);
+    }
+
+    @Test
+    public void perKeyLimitsCountTheMessagesRunningWhenSet() {
+        requires(Capability.ORDERING_KEYS);
+        keyed("t", null, 0);
+        keyed("t", "a", 1);
+        keyed("t", null, 2);
+        keyed("t", null, 3);
+        List<Delivery> running = ns.pull(pull("t").limit(3));
+        assertThat(running).hasSize(3);
+
+        // two of the running ones have no key: their partition is full once the limits are set
+        ns.flowControl().setLimits("t", TopicLimits.none()
+                .partitionedBy(TopicLimits.Partition.orderingKey()).withMaxRunningPerPartition(2));
+        assertNothingDue("t");
+        ns.ack(running.stream().filter(d -> d.orderingKey().isEmpty()).findFirst().orElseThrow());
+        assertThat(pullAll("t")).hasSize(1);
+        assertNothingDue("t");
+    }
+
+    @Test
+    public void ratePerOrderingKeyRationsEachKeyOverTenSimulatedSeconds() {
+        requires(Capability.ORDERING_KEYS);
+        int perSecond = 2;
+        int keys = 5;
+        int perKey = 30;
+        ns.flowControl().setLimits("t", TopicLimits.none()
+                .partitionedBy(TopicLimits.Partition.orderingKey()).withRatePerPartition(perSecond, Duration.ofSeconds(1)));
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < perKey; i++) {
+            for (int k = 0; k < keys; k++) {
+                batch.add(Message.to("t").orderingKey("customer-" + k).json("{\"i\":" + i + "}"));
+            }
+            batch.add(Message.to("t").json("{\"i\":" + i + "}"));
+        }
+        ns.publishAll(batch);
+
+        // every tenth of a second, start and acknowledge whatever may start (an acknowledgement lets the key's next
+        // message go on), counting the starts of each partition per step, in order
+        Map<String, List<Integer>> startsPerStep = new ConcurrentHashMap<>();
+        Map<String, List<Integer>> orderSeen = new ConcurrentHashMap<>();
+        for (int step = 0; step <= 100; step++) {
+            Map<String, Integer> starts = new java.util.HashMap<>();
+            List<Delivery> pulled;
+            while (!(pulled = pullAll("t")).isEmpty()) {
+                for (Delivery delivery : pulled) {
+                    String partition = delivery.orderingKey().orElse("");
+                    starts.merge(partition, 1, Integer::sum);
+                    orderSeen.computeIfAbsent(partition, p -> new ArrayList<>())
+                            .add(((Number) delivery.payload(Map.class).get("i")).intValue());
+                    assertThat(ns.ack(delivery)).isEqualTo(Outcome.ACKED);
+                }
+            }
+            for (String partition : orderSeen.keySet()) {
+                startsPerStep.computeIfAbsent(partition, p -> new ArrayList<>()).add(starts.getOrDefault(partition, 0));
+            }
+            if (step < 100) {
+                advance(Duration.ofMillis(100));
+            }
+        }
+
+        assertThat(startsPerStep).hasSize(keys + 1).containsKey("");
+        for (Map.Entry<String, List<Integer>> partition : startsPerStep.entrySet()) {
+            List<Integer> steps = partition.getValue();
+            // a full bucket at first (a burst of two), then one start per half second: over ten seconds, 2 + 20
+            assertThat(steps.get(0)).as("burst of %s", partition.getKey()).isEqualTo(perSecond);
+            assertThat(steps.stream().mapToInt(Integer::intValue).sum()).as("starts of %s", partition.getKey())
+                    .isEqualTo(perSecond + 10 * perSecond);
+            for (int i = 0; i + 10 < steps.size(); i++) {
+                int window = steps.subList(i, i + 11).stream().mapToInt(Integer::intValue).sum();
+                assertThat(window).as("starts of %s from step %d to %d", partition.getKey(), i, i + 10)
+                        .isLessThanOrEqualTo(2 * perSecond);
+            }
+        }
+        // each key still in its order
+        for (int k = 0; k < keys; k++) {
+            List<Integer> seen = orderSeen.get("customer-" + k);
+            assertThat(seen).as("customer-%d", k).isSorted().doesNotHaveDuplicates();
+        }
+    }
+
+    @Test
+    public void perKeyRunningLimitIsNeverExceededByFourQueuesOverOneStore() throws Exception {
+        requires(Capability.SHARED_STORE_ACROSS_INSTANCES);
+        requires(Capability.ORDERING_KEYS);
+        int messages = RACE_MESSAGES / 10;
+        int perPartition = 2;
+        ns.flowControl().setLimits("t", TopicLimits.none()
+                .partitionedBy(TopicLimits.Partition.orderingKey()).withMaxRunningPerPartition(perPartition));
+        // half without a key (one partition), half over 200 keys
+        for (int start = 0; start < messages; start += 1000) {
+            List<Message> batch = new ArrayList<>();
+            for (int i = start; i < Math.min(messages, start + 1000); i++) {
+                Message message = Message.to("t").json("{\"i\":" + i + "}");
+                batch.add(i % 2 == 0 ? message : message.orderingKey("k" + (i / 2 % 200)));
+            }
+            ns.publishAll(batch);
+        }
+        // most partitions are keys, which run one message at a time: longer handlers, so that partitions overlap
+        Race race = new Race(messages, Duration.ofMillis(1), d -> d.orderingKey().orElse(""));
+        race.run(Integer.MAX_VALUE, perPartition);
     }
 }
