@@ -23,12 +23,12 @@ import java.util.function.Function;
  * due time may be set in the past, a row another claim had locked may be let go. Two rules find them:
  * <ul>
  *   <li>A claim that came back short is followed by one from the head, which finds what turned up behind, as long
- *   as claims from the head cost about what resumed ones do (or, before any claim resumed, about what the cheap
- *   looks from the head cost: a subscriber that is never behind only makes short claims). When one took far
- *   longer (the head is a run of old entries), short claims resume too, from a quarter of a sweep interval (in due
- *   time) before the position: that finds the publishes that committed a little out of order, which is what turns
- *   up behind most often, at the cost of a bounded stretch of the claim order rather than all of it since the
- *   horizon was pinned. That lasts until a later look from the head is cheap again.</li>
+ *   as claims from the head cost about what resumed ones do (or, before any claim resumed, at most a couple of
+ *   milliseconds: a subscriber that is never behind only makes short claims). When one took far longer (the head is
+ *   a run of old entries), short claims resume too, from a quarter of a sweep interval (in due time) before the
+ *   position: that finds the publishes that committed a little out of order, which is what turns up behind most
+ *   often, at the cost of a bounded stretch of the claim order rather than all of it since the horizon was
+ *   pinned. That lasts until a later look from the head is cheap again.</li>
  *   <li>Every half sweep interval (and whenever a manual clock moved by that much or back) the dispatcher asks the
  *   store for the sweep behind its positions; the store hands it to one claimer of the fleet at a time, at least
  *   three quarters of an interval apart, and that claimer's next claim looks from the head up to its position
@@ -45,12 +45,9 @@ import java.util.function.Function;
  */
 final class ClaimCursor {
 
-    /**
-     * A look from the head this much slower than resumed claims (or, before any resumed, than the looks from the head
-     * that were cheap), and at least {@link #EXPENSIVE_FLOOR}, is expensive.
-     */
+    /** A look from the head this much slower than resumed claims (and at least {@link #EXPENSIVE_FLOOR}) is expensive. */
     private static final int EXPENSIVE_FACTOR = 4;
-    private static final long EXPENSIVE_FLOOR = Duration.ofMillis(1).toNanos();
+    private static final long EXPENSIVE_FLOOR = Duration.ofMillis(2).toNanos();
 
     /**
      * What the next claim resumes after, the topic where it looks behind the position instead, and the topics it
@@ -75,7 +72,6 @@ final class ClaimCursor {
     /** Whether the last claim looked behind a position only (the fleet's sweep): it said nothing of what lies after. */
     private boolean lookedBehindOnly;
     private long resumedNanos = -1;
-    private long cheapHeadNanos = -1;
     private boolean headExpensive;
     private final Set<String> sweepsTaken = new LinkedHashSet<>();
     /** Where promotions landed since the last claim, per topic: the earliest; written by any thread. */
@@ -198,11 +194,7 @@ final class ClaimCursor {
             return;
         }
         if (looksBehind) {
-            long usual = resumedNanos >= 0 ? resumedNanos : Math.max(0, cheapHeadNanos);
-            headExpensive = tookNanos > Math.max(EXPENSIVE_FLOOR, EXPENSIVE_FACTOR * usual);
-            if (!headExpensive) {
-                cheapHeadNanos = cheapHeadNanos < 0 ? tookNanos : (cheapHeadNanos * 7 + tookNanos) / 8;
-            }
+            headExpensive = tookNanos > Math.max(EXPENSIVE_FLOOR, resumedNanos < 0 ? 0 : EXPENSIVE_FACTOR * resumedNanos);
         } else {
             resumedNanos = resumedNanos < 0 ? tookNanos : (resumedNanos * 7 + tookNanos) / 8;
         }
