@@ -270,6 +270,8 @@ final class Dispatcher {
      * where this dispatcher's claims have passed: the next claim looks again from just before it. Any thread.
      */
     void promoted(String topic, ClaimPosition position) {
+        // Woken again although the topic's plain wake-up came with it: that one arrives first, and the claim it
+        // started may have run before the rewind was noted.
         if (cursor.rewind(topic, position)) {
             wake();
         }
