@@ -347,6 +347,8 @@ public final class InMemoryMessageStore implements MessageStore {
             takenByPartition.put(part, taken + 1);
             picked.add(msg);
         }
+        // only a running limit's room comes back when a message settles; a rate's comes back with time
+        boolean freesRoom = limits.maxRunning().isPresent() || limits.maxRunningPerPartition().isPresent();
         for (Msg msg : picked) {
             topic.removePending(msg);
             msg.attempts++;
@@ -357,7 +359,7 @@ public final class InMemoryMessageStore implements MessageStore {
             startRunning(msg);
             claimed.add(new ClaimedMessage(msg.id, msg.namespace, topic.name, msg.json, msg.headers, msg.priority,
                     msg.attempts, msg.maxAttempts, msg.leaseToken, msg.worker, msg.leaseUntil, msg.publishedAt, msg.runAt,
-                    msg.orderingKey, true));
+                    msg.orderingKey, freesRoom));
         }
         if (topicBucket != null) {
             topicBucket.spend(now, topicTokens, picked.size());
@@ -401,9 +403,12 @@ public final class InMemoryMessageStore implements MessageStore {
             return Math.min(rate.starts(), tokens + (double) elapsed * rate.starts() / periodMicros);
         }
 
+        /** A claim's time older than the last refill (read before it waited) leaves the bucket's time where it is. */
         void spend(Instant now, double available, int spent) {
             tokens = available - spent;
-            refilledAt = now;
+            if (refilledAt == null || now.isAfter(refilledAt)) {
+                refilledAt = now;
+            }
         }
 
         /** When the bucket holds a whole token again, if it holds none now. */

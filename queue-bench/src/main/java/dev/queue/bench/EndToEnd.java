@@ -67,7 +67,7 @@ public final class EndToEnd implements Callable<Integer> {
     int backlog;
 
     @Option(names = "--ordering-keys", description = "publish every message (the backlog's too) with the ordering key "
-            + "k<i % N>, i counting the messages published (0: no keys)", defaultValue = "0")
+            + "k<i %% N>, i counting the messages published (0: no keys)", defaultValue = "0")
     int orderingKeys;
 
     @Option(names = "--producers", description = "publishing threads (default: 4 in bulk mode, 16 in single mode)")

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.util.PSQLException;
 
 import java.sql.Connection;
@@ -209,6 +210,30 @@ class SqlLimitsTest {
         assertThat(pullBatch(ns, "email", 10)).isEmpty();
         db.value("SELECT queue.ack(?, ?)", ns, first);
         assertThat(pullBatch(ns, "email", 10)).hasSize(1);
+    }
+
+    /**
+     * A claim reads its time when it starts; one that then waited for the bucket is older than the bucket's last
+     * refill. It spends what the bucket holds, and the bucket's time stays where it was: written back, the older time
+     * would refill the span between the two a second time. With a rate alone and with a running limit beside it (the
+     * two ways the claim keeps buckets).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"p_rate_limit := 10, p_rate_period := interval '1 second'",
+            "p_max_running := 1000, p_rate_limit := 10, p_rate_period := interval '1 second'"})
+    void aClaimOlderThanItsBucketsLastRefillDoesNotRefillItAgain(String limits) {
+        String ns = newNamespace();
+        db.value("SELECT queue.set_queue_limits(?, 'jobs', " + limits + ")", ns);
+        db.value("SELECT count(*) FROM queue.push_batch(?, 'jobs', (SELECT array_agg('{}'::json) FROM generate_series(1, 40)))", ns);
+        assertThat(claimAt(ns, "2030-01-01 00:00:00+00", 100)).as("a full bucket").isEqualTo(10);
+        assertThat(claimAt(ns, "2030-01-01 00:00:01+00", 8)).as("a second's refill, 8 of 10 taken").isEqualTo(8);
+        assertThat(claimAt(ns, "2030-01-01 00:00:00.5+00", 100)).as("the two left, no refill").isEqualTo(2);
+        assertThat(claimAt(ns, "2030-01-01 00:00:02+00", 100)).as("a second's refill since the last one").isEqualTo(10);
+    }
+
+    private long claimAt(String namespace, String now, int limit) {
+        return db.count("SELECT count(*) FROM queue._engine_claim(?, ARRAY['jobs'], 'w', ?, 1, 60000000, ?::timestamptz, false, "
+                + "NULL, NULL, NULL, NULL)", namespace, limit, now);
     }
 
     @Test

@@ -24,7 +24,7 @@ final class HeldMessage {
     /** Set when this queue instance cancelled the message while it was held here. */
     volatile boolean cancelled;
 
-    /** @param limited whether the message's topic has limits */
+    /** @param limited whether the message's topic has a running limit: its settling frees room */
     HeldMessage(Delivery delivery, boolean limited) {
         this.delivery = delivery;
         this.holdsOthersBack = limited || delivery.orderingKey() != null;

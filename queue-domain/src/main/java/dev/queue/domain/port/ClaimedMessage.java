@@ -6,8 +6,9 @@ import java.util.Map;
 /**
  * A message as a claim returned it; {@code attempt} already counts this delivery. {@code runAt} is the due time it
  * was claimed at (its place in the claim order), null from a store that does not report it. {@code orderingKey}:
- * its ordering key, null without one. {@code limited}: its topic had limits when it was claimed, so its settling
- * frees room a held-back claimer may be waiting for.
+ * its ordering key, null without one. {@code limited}: its topic had a running limit (per topic or per partition) when
+ * it was claimed, so its settling frees room a held-back claimer may be waiting for (a rate's room comes back with
+ * time instead).
  */
 public record ClaimedMessage(long id, String namespace, String topic, String json, Map<String, String> headers,
                              int priority, int attempt, int maxAttempts, long leaseToken, String worker,

@@ -280,6 +280,49 @@ public abstract class LimitsContract extends ContractSupport {
         race.run(Integer.MAX_VALUE, perPartition);
     }
 
+    @Test
+    public void rateIsNeverExceededByFourQueuesOverOneStore() {
+        requires(Capability.SHARED_STORE_ACROSS_INSTANCES);
+        int burst = 40;
+        int perSecond = 10;
+        ns.flowControl().setLimits("t", TopicLimits.none().withRate(burst, Duration.ofSeconds(burst / perSecond)));
+        int messages = 200;
+        publishMany("t", messages, null);
+        Set<MessageId> started = ConcurrentHashMap.newKeySet();
+        AtomicInteger starts = new AtomicInteger();
+        List<Queue> others = new ArrayList<>();
+        List<Subscription> subscriptions = new ArrayList<>();
+        try {
+            List<Namespace> stacks = new ArrayList<>(List.of(ns));
+            for (int i = 0; i < 3; i++) {
+                Queue other = queueFactory().createSharing(queue, clock, options());
+                others.add(other);
+                stacks.add(other.namespace(NAMESPACE));
+            }
+            for (Namespace stack : stacks) {
+                subscriptions.add(stack.subscribe(Subscriber.on("t").concurrency(8).handle(Map.class, (body, ctx) -> {
+                    started.add(ctx.messageId());
+                    starts.incrementAndGet();
+                })));
+            }
+            // the clock stands still between steps: the full bucket, then a second's refill per step, and not one
+            // start more, whichever of the four claims first
+            eventually().until(() -> starts.get() >= burst);
+            for (int second = 1; burst + perSecond * (second - 1) < messages; second++) {
+                assertThat(starts.get()).as("starts before second %d (%d messages)", second, started.size())
+                        .isEqualTo(burst + perSecond * (second - 1));
+                advance(Duration.ofSeconds(1));
+                int expected = burst + perSecond * second;
+                eventually().until(() -> starts.get() >= expected);
+            }
+        } finally {
+            subscriptions.forEach(Subscription::close);
+            others.forEach(Queue::close);
+        }
+        assertThat(starts.get()).isEqualTo(messages);
+        assertThat(started).hasSize(messages);
+    }
+
     /**
      * Four queues over the store (this test's and three more) subscribe to topic t with 8 handlers each; every handler
      * counts, at its start and end, the messages running in the topic and in its partition, from the handlers' side.
