@@ -127,6 +127,10 @@ public final class EndToEnd implements Callable<Integer> {
             + "topic before the run (a token bucket of a second's starts), to compare with a run without")
     Integer rateLimit;
 
+    @Option(names = "--handler-ms", description = "each handler waits this many milliseconds before it returns, as one waiting "
+            + "on a remote call does; 0: no-op handlers", defaultValue = "0")
+    int handlerMillis;
+
     @Option(names = "--as-app-role", description = "run the queue as the application role, with row-level security in force: "
             + "after migrating as the server's user, CALL setup_roles() and log the pools (and the LISTEN connections) in as "
             + "a role of their own that is a member of " + SCHEMA + "_app; migrations, queue policies and the VACUUM stay "
@@ -227,7 +231,7 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
                             + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
-                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"ordering_keys\":%d,\"postgres_version\":\"%s\"}",
+                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"ordering_keys\":%d,\"handler_ms\":%d,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
@@ -235,7 +239,7 @@ public final class EndToEnd implements Callable<Integer> {
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
                     durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson, asAppRole,
                     concurrencyLimit == null ? "null" : concurrencyLimit.toString(),
-                    rateLimit == null ? "null" : rateLimit.toString(), orderingKeys, version.replace("\"", ""));
+                    rateLimit == null ? "null" : rateLimit.toString(), orderingKeys, handlerMillis, version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -442,6 +446,13 @@ public final class EndToEnd implements Callable<Integer> {
         }
         if (!delivery.headers().containsKey("backlog")) {
             latency.started(delivery.id().value());
+        }
+        if (handlerMillis > 0) {
+            try {
+                Thread.sleep(handlerMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -27,8 +27,9 @@ import java.util.function.Function;
  *
  * <p>An acknowledgement that others wait for (the next message of its ordering key, room under its topic's
  * running limit) is written at once, with whatever else waits: the delay would bound how fast a key or a topic
- * with a running limit moves. A rate's room comes back with time, so a rate alone leaves acknowledgements batched. While a statement is being written the next batch still grows, so a busy keyed topic is not written one
- * message a statement.
+ * with a running limit moves. A rate's room comes back with time, so a rate alone leaves acknowledgements batched.
+ * While a statement is being written the next batch still grows, so a busy keyed topic is not written one message
+ * a statement.
  *
  * <p>It also counts the acknowledgements not yet recorded (waiting, or in the statement being written) and says
  * when they reach {@code maxUnrecorded}: the subscriber stops claiming until they drop below it. Without that, a
