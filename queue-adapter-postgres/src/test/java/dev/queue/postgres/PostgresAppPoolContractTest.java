@@ -24,49 +24,57 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PostgresAppPoolContractTest {
 
-    /** Each queue: a fresh schema with its roles, an app login, its pool; migrations on the superuser's pool. */
+    /**
+     * Each queue: a schema with its roles and an app login, and a pool of its own, the migrations on the
+     * superuser's pool; the schema of a test whose queues are all closed is emptied and reused
+     * ({@link ReusedSchemas}).
+     */
     static final class AppPoolQueueFactory implements QueueFactory {
 
         private final List<TenantRoles> schemas = new CopyOnWriteArrayList<>();
+        private final ReusedSchemas<Login> reused = new ReusedSchemas<>(Login::schema);
 
         @Override
-        public Queue create(ManualClock clock, QueueOptions options) {
-            String schema = PostgresTestServer.freshSchema("appcontract");
-            SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
-            TenantRoles roles = new TenantRoles(schema);
-            schemas.add(roles);
-            String app = roles.app("fleet");
-            PostgresQueueConfig config = PostgresQueueConfig.defaults()
-                    .schema(schema)
-                    .queueOptions(options)
-                    .clock(clock)
-                    .listen(true);
-            Queue queue = PostgresQueue.create(roles.pool(app, 8), roles.dataSource(app), PostgresTestServer.dataSource(),
-                    config);
-            logins.put(queue, new Login(schema, roles, app));
-            return queue;
+        public synchronized Queue create(ManualClock clock, QueueOptions options) {
+            Login login = reused.takeIdle(idle -> {
+                idle.roles().closePools();
+                return true;
+            });
+            if (login == null) {
+                String schema = PostgresTestServer.freshSchema("appcontract");
+                SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
+                TenantRoles roles = new TenantRoles(schema);
+                schemas.add(roles);
+                login = new Login(schema, roles, roles.app("fleet"));
+                reused.added(login);
+            }
+            return open(login, clock, options);
         }
 
         /** Another queue on the first one's schema and login, with a pool and a listener of its own. */
         @Override
-        public Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
-            Login login = logins.get(first);
+        public synchronized Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
+            return open(reused.schemaOf(first), clock, options);
+        }
+
+        private PostgresQueue open(Login login, ManualClock clock, QueueOptions options) {
             PostgresQueueConfig config = PostgresQueueConfig.defaults()
                     .schema(login.schema())
                     .queueOptions(options)
                     .clock(clock)
                     .listen(true);
-            return PostgresQueue.create(login.roles().pool(login.name(), 8), login.roles().dataSource(login.name()),
-                    PostgresTestServer.dataSource(), config);
+            PostgresQueue queue = PostgresQueue.create(login.roles().pool(login.name(), 8),
+                    login.roles().dataSource(login.name()), PostgresTestServer.dataSource(), config);
+            reused.opened(login, queue);
+            return queue;
         }
 
         private record Login(String schema, TenantRoles roles, String name) {
         }
 
-        private final java.util.Map<Queue, Login> logins = new java.util.concurrent.ConcurrentHashMap<>();
-
         @Override
-        public void close() {
+        public synchronized void close() {
+            reused.clear();
             schemas.forEach(TenantRoles::close);
             schemas.clear();
         }

@@ -7,20 +7,19 @@ import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 /**
- * The contract suite's queues: each {@link #create} migrates a fresh schema (so the store is empty) and starts a
- * {@link PostgresQueue} on it that takes its time from the manual clock and listens for wake-ups. All queues of
- * one factory share a pool; their LISTEN connections are opened separately. The schemas are dropped on close.
- * No capability is missing.
+ * The contract suite's queues: each {@link #create} starts a {@link PostgresQueue} over an empty schema (a schema
+ * migrated for it, or one whose queues of an earlier test are all closed, emptied: {@link ReusedSchemas}) that
+ * takes its time from the manual clock and listens for wake-ups. All queues of one factory share a pool; their
+ * LISTEN connections are opened separately. The schemas are dropped on close. No capability is missing.
  */
 public final class PostgresQueueFactory implements QueueFactory {
 
     private final List<String> schemas = new CopyOnWriteArrayList<>();
-    private final Map<Queue, String> schemaOf = new ConcurrentHashMap<>();
+    private final ReusedSchemas<String> reused = new ReusedSchemas<>(Function.identity());
     private HikariDataSource pool;
 
     @Override
@@ -28,31 +27,35 @@ public final class PostgresQueueFactory implements QueueFactory {
         if (pool == null) {
             pool = PostgresTestServer.newPool("contract", 24);
         }
-        String schema = PostgresTestServer.freshSchema("contract");
-        schemas.add(schema);
-        Queue queue = open(schema, clock, options);
-        schemaOf.put(queue, schema);
-        return queue;
+        String schema = reused.takeIdle(s -> true);
+        if (schema == null) {
+            schema = PostgresTestServer.freshSchema("contract");
+            schemas.add(schema);
+            reused.added(schema);
+        }
+        return open(schema, clock, options);
     }
 
     /** Another queue on the first one's schema, with a listener of its own: another process. */
     @Override
     public synchronized Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
-        return open(schemaOf.get(first), clock, options);
+        return open(reused.schemaOf(first), clock, options);
     }
 
-    private Queue open(String schema, ManualClock clock, QueueOptions options) {
+    private PostgresQueue open(String schema, ManualClock clock, QueueOptions options) {
         PostgresQueueConfig config = PostgresQueueConfig.defaults()
                 .schema(schema)
                 .queueOptions(options)
                 .clock(clock)
                 .listen(true);
-        return PostgresQueue.create(pool, PostgresTestServer.dataSource(), config);
+        PostgresQueue queue = PostgresQueue.create(pool, PostgresTestServer.dataSource(), config);
+        reused.opened(schema, queue);
+        return queue;
     }
 
     @Override
     public synchronized void close() {
-        schemaOf.clear();
+        reused.clear();
         for (String schema : schemas) {
             PostgresTestServer.dropSchema(schema);
         }

@@ -35,10 +35,15 @@ final class TenantRoles implements AutoCloseable {
     /** A login role granted these namespaces (and so a member of the schema's tenant role). */
     String tenant(String name, String... namespaces) {
         String role = login(name);
+        grant(role, namespaces);
+        return role;
+    }
+
+    /** Grants a tenant login these namespaces (again, after its schema was emptied for another test). */
+    void grant(String role, String... namespaces) {
         for (String namespace : namespaces) {
             PostgresTestServer.execute("SELECT \"" + schema + "\".grant_tenant('" + namespace + "', '" + role + "')");
         }
-        return role;
     }
 
     /** A login role that is a member of the schema's app role (trusted with every namespace). */
@@ -77,6 +82,12 @@ final class TenantRoles implements AutoCloseable {
         HikariDataSource pool = new HikariDataSource(config);
         pools.add(pool);
         return pool;
+    }
+
+    /** Closes the pools opened so far (their queues are closed), keeping the schema and its roles. */
+    void closePools() {
+        pools.forEach(HikariDataSource::close);
+        pools.clear();
     }
 
     /** A non-pooled DataSource logging in as the role (for a LISTEN connection, or a probe). */
