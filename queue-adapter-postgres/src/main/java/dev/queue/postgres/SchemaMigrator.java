@@ -61,7 +61,8 @@ final class SchemaMigrator {
             new Migration(23, "topic_limits"),
             new Migration(24, "ordering_advance_in_one_statement"),
             new Migration(25, "limits_by_ordering_key"),
-            new Migration(26, "rate_alone_claims_concurrently"));
+            new Migration(26, "rate_alone_claims_concurrently"),
+            new Migration(27, "partition_counts_once_per_claim"));
 
     /** The migration that ends with {@code _secure_schema()}. */
     static final int SECURING_VERSION = 11;
