@@ -1,8 +1,5 @@
 package dev.queue.postgres;
 
-import dev.queue.api.ManualClock;
-import dev.queue.api.Queue;
-import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
@@ -14,7 +11,6 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,60 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PostgresAppPoolContractTest {
 
-    /**
-     * Each queue: a schema with its roles and an app login, and a pool of its own, the migrations on the
-     * superuser's pool; the schema of a test whose queues are all closed is emptied and reused
-     * ({@link ReusedSchemas}).
-     */
-    static final class AppPoolQueueFactory implements QueueFactory {
-
-        private final List<TenantRoles> schemas = new CopyOnWriteArrayList<>();
-        private final ReusedSchemas<Login> reused = new ReusedSchemas<>(Login::schema);
-
-        @Override
-        public synchronized Queue create(ManualClock clock, QueueOptions options) {
-            Login login = reused.takeIdle(idle -> {
-                idle.roles().closePools();
-                return true;
-            });
-            if (login == null) {
-                String schema = PostgresTestServer.freshSchema("appcontract");
-                SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
-                TenantRoles roles = new TenantRoles(schema);
-                schemas.add(roles);
-                login = new Login(schema, roles, roles.app("fleet"));
-                reused.added(login);
-            }
-            return open(login, clock, options);
-        }
-
-        /** Another queue on the first one's schema and login, with a pool and a listener of its own. */
-        @Override
-        public synchronized Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
-            return open(reused.schemaOf(first), clock, options);
-        }
-
-        private PostgresQueue open(Login login, ManualClock clock, QueueOptions options) {
-            PostgresQueueConfig config = PostgresQueueConfig.defaults()
-                    .schema(login.schema())
-                    .queueOptions(options)
-                    .clock(clock)
-                    .listen(true);
-            PostgresQueue queue = PostgresQueue.create(login.roles().pool(login.name(), 8),
-                    login.roles().dataSource(login.name()), PostgresTestServer.dataSource(), config);
-            reused.opened(login, queue);
-            return queue;
-        }
-
-        private record Login(String schema, TenantRoles roles, String name) {
-        }
-
-        @Override
-        public synchronized void close() {
-            reused.clear();
-            schemas.forEach(TenantRoles::close);
-            schemas.clear();
-        }
+    /** Each queue: a schema with its roles and an app login. */
+    static QueueFactory appPoolFactory() {
+        return new RolePoolQueueFactory("appcontract", roles -> roles.app("fleet"), (roles, login) -> { });
     }
 
     @Test
@@ -105,7 +50,7 @@ class PostgresAppPoolContractTest {
     class Lease extends LeaseContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 
@@ -113,7 +58,7 @@ class PostgresAppPoolContractTest {
     class RetryAndBackoff extends RetryAndBackoffContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 
@@ -121,7 +66,7 @@ class PostgresAppPoolContractTest {
     class DeadLetters extends DeadLetterContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 
@@ -129,7 +74,7 @@ class PostgresAppPoolContractTest {
     class FlowControl extends FlowControlContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 
@@ -137,7 +82,7 @@ class PostgresAppPoolContractTest {
     class Limits extends LimitsContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 
@@ -145,7 +90,7 @@ class PostgresAppPoolContractTest {
     class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
-            return new AppPoolQueueFactory();
+            return appPoolFactory();
         }
     }
 }

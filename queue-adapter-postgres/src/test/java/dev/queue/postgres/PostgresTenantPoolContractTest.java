@@ -1,8 +1,5 @@
 package dev.queue.postgres;
 
-import dev.queue.api.ManualClock;
-import dev.queue.api.Queue;
-import dev.queue.api.QueueOptions;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
@@ -14,7 +11,6 @@ import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A slice of the contract (the areas that lease, retry, dead-letter, redrive, pause, cancel, snooze, limit, order by
@@ -29,67 +25,20 @@ class PostgresTenantPoolContractTest {
     static final List<String> CONTRACT_NAMESPACES = List.of("contract", "other", "contract-other");
 
     /**
-     * Each queue: a schema with its roles and a tenant login granted the contract's namespaces, and a pool of its
-     * own; the schema of a test whose queues are all closed is emptied, granted again and reused
-     * ({@link ReusedSchemas}).
+     * Each queue: a schema with its roles and a tenant login granted the contract's namespaces (granted again when
+     * the schema is emptied for another test).
      */
-    static final class TenantPoolQueueFactory implements QueueFactory {
-
-        private final List<TenantRoles> schemas = new CopyOnWriteArrayList<>();
-        private final ReusedSchemas<Login> reused = new ReusedSchemas<>(Login::schema);
-
-        @Override
-        public synchronized Queue create(ManualClock clock, QueueOptions options) {
-            Login login = reused.takeIdle(idle -> {
-                idle.roles().closePools();
-                idle.roles().grant(idle.name(), CONTRACT_NAMESPACES.toArray(new String[0]));
-                return true;
-            });
-            if (login == null) {
-                String schema = PostgresTestServer.freshSchema("tenantcontract");
-                SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
-                TenantRoles roles = new TenantRoles(schema);
-                schemas.add(roles);
-                login = new Login(schema, roles, roles.tenant("login", CONTRACT_NAMESPACES.toArray(new String[0])));
-                reused.added(login);
-            }
-            return open(login, clock, options);
-        }
-
-        /** Another queue on the first one's schema and login, with a pool and a listener of its own. */
-        @Override
-        public synchronized Queue createSharing(Queue first, ManualClock clock, QueueOptions options) {
-            return open(reused.schemaOf(first), clock, options);
-        }
-
-        private PostgresQueue open(Login login, ManualClock clock, QueueOptions options) {
-            PostgresQueueConfig config = PostgresQueueConfig.defaults()
-                    .schema(login.schema())
-                    .queueOptions(options)
-                    .clock(clock)
-                    .listen(true);
-            PostgresQueue queue = PostgresQueue.create(login.roles().pool(login.name(), 8),
-                    login.roles().dataSource(login.name()), PostgresTestServer.dataSource(), config);
-            reused.opened(login, queue);
-            return queue;
-        }
-
-        private record Login(String schema, TenantRoles roles, String name) {
-        }
-
-        @Override
-        public synchronized void close() {
-            reused.clear();
-            schemas.forEach(TenantRoles::close);
-            schemas.clear();
-        }
+    static QueueFactory tenantPoolFactory() {
+        String[] namespaces = CONTRACT_NAMESPACES.toArray(new String[0]);
+        return new RolePoolQueueFactory("tenantcontract", roles -> roles.tenant("login", namespaces),
+                (roles, login) -> roles.grant(login, namespaces));
     }
 
     @Nested
     class Lease extends LeaseContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -97,7 +46,7 @@ class PostgresTenantPoolContractTest {
     class RetryAndBackoff extends RetryAndBackoffContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -105,7 +54,7 @@ class PostgresTenantPoolContractTest {
     class DeadLetters extends DeadLetterContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -113,7 +62,7 @@ class PostgresTenantPoolContractTest {
     class FlowControl extends FlowControlContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -121,7 +70,7 @@ class PostgresTenantPoolContractTest {
     class OrderingKeys extends OrderingKeyContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -129,7 +78,7 @@ class PostgresTenantPoolContractTest {
     class SubscriberRuntime extends SubscriberRuntimeContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 
@@ -137,7 +86,7 @@ class PostgresTenantPoolContractTest {
     class Limits extends LimitsContract {
         @Override
         protected QueueFactory factory() {
-            return new TenantPoolQueueFactory();
+            return tenantPoolFactory();
         }
     }
 }
