@@ -27,7 +27,7 @@ public final class PostgresQueueFactory implements QueueFactory {
         if (pool == null) {
             pool = PostgresTestServer.newPool("contract", 24);
         }
-        String schema = reused.takeIdle(s -> true);
+        String schema = reused.takeIdle(s -> { });
         if (schema == null) {
             schema = PostgresTestServer.freshSchema("contract");
             schemas.add(schema);

@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.function.Predicate;
+import java.util.function.Consumer;
 
 /**
  * The migrated schemas one contract factory handed out, each with the queues opened on it. When every queue on a
@@ -30,16 +30,17 @@ final class ReusedSchemas<S> {
     }
 
     /**
-     * A schema of this factory whose queues are all closed, emptied, after {@code prepare} accepted it (it may close
+     * A schema of this factory whose queues are all closed, emptied and handed to {@code prepare} (which may close
      * the old queues' pools or grant again); null when there is none, and a new schema is to be migrated.
      */
-    synchronized S takeIdle(Predicate<S> prepare) {
+    synchronized S takeIdle(Consumer<S> prepare) {
         for (Map.Entry<S, List<PostgresQueue>> entry : queuesOf.entrySet()) {
             if (entry.getValue().stream().anyMatch(PostgresQueue::isOpen)) {
                 continue;
             }
             S schema = entry.getKey();
-            if (empty(schemaName.apply(schema)) && prepare.test(schema)) {
+            if (empty(schemaName.apply(schema))) {
+                prepare.accept(schema);
                 entry.getValue().clear();
                 return schema;
             }

@@ -40,7 +40,6 @@ final class RolePoolQueueFactory implements QueueFactory {
         Login login = reused.takeIdle(idle -> {
             idle.roles().closePools();
             afterEmptied.accept(idle.roles(), idle.name());
-            return true;
         });
         if (login == null) {
             String schema = PostgresTestServer.freshSchema(prefix);
