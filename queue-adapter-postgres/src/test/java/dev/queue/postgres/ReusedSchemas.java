@@ -22,6 +22,9 @@ import java.util.function.Function;
  */
 final class ReusedSchemas<S> {
 
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    private static final String DEADLOCK_DETECTED = "40P01";
+
     private final Map<S, List<PostgresQueue>> queuesOf = new LinkedHashMap<>();
     private final Function<S, String> schemaName;
 
@@ -75,7 +78,11 @@ final class ReusedSchemas<S> {
         queuesOf.clear();
     }
 
-    /** Empties every table but the migrations' record; false when a lock could not be had in time. */
+    /**
+     * Empties every table but the migrations' record; false when the schema has no tables (never migrated) or a
+     * lock could not be had in time (or waiting for it deadlocked). Any other failure is the test setup's and is
+     * thrown.
+     */
     static boolean empty(String schema) {
         PostgresQueueConfig.checkSchema(schema);
         try (Connection connection = PostgresTestServer.dataSource().getConnection()) {
@@ -90,6 +97,9 @@ final class ReusedSchemas<S> {
                     }
                 }
             }
+            if (tables.isEmpty()) {
+                return false; // never migrated: the queue meant for it was refused before it could migrate
+            }
             try (Statement statement = connection.createStatement()) {
                 statement.execute("SET LOCAL lock_timeout = '5s'");
                 statement.execute("TRUNCATE " + String.join(", ", tables));
@@ -97,7 +107,10 @@ final class ReusedSchemas<S> {
             connection.commit();
             return true;
         } catch (SQLException e) {
-            return false;
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState()) || DEADLOCK_DETECTED.equals(e.getSQLState())) {
+                return false;
+            }
+            throw new IllegalStateException("could not empty schema " + schema + " for reuse: " + e.getMessage(), e);
         }
     }
 }
