@@ -27,7 +27,7 @@ final class HeldMessage {
     /** @param limited whether the message's topic has a running limit: its settling frees room */
     HeldMessage(Delivery delivery, boolean limited) {
         this.delivery = delivery;
-        this.holdsOthersBack = limited || delivery.orderingKey() != null;
+        this.holdsOthersBack = limited || delivery.orderingKey().isPresent();
         this.leaseUntil = delivery.leaseUntil();
     }
 
