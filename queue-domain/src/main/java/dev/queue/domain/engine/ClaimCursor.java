@@ -34,7 +34,8 @@ import java.util.function.Function;
  *   three quarters of an interval apart, and that claimer's next claim looks from the head up to its position
  *   and no further (claiming from the topics before it in the subscription's order as usual, and from none after) (one statement reading on past it, while a slow look behind lasted, found every row the others
  *   claimed meanwhile still pending and tried each); the claim after it resumes. So a message behind every position waits at most about one sweep interval, and the fleet
- *   pays for one such look per topic and interval rather than one per claimer.</li>
+ *   pays for one such look per topic and interval rather than one per claimer. When looks behind are slow (a held
+ *   horizon), the gap grows to {@link #SWEEP_SPACING} times the last one's duration.</li>
  * </ul>
  * One case is frequent enough for a rule of its own: an ordering key's next message is promoted with its old id and
  * the promotion's time as its due time, and another promotion that committed first, due later, may have been
@@ -48,6 +49,13 @@ final class ClaimCursor {
     /** A look from the head this much slower than resumed claims (and at least {@link #EXPENSIVE_FLOOR}) is expensive. */
     private static final int EXPENSIVE_FACTOR = 4;
     private static final long EXPENSIVE_FLOOR = Duration.ofMillis(2).toNanos();
+    /**
+     * The fleet's sweeps of a topic start at least this many times the duration of this claimer's last one apart.
+     * While a held horizon makes a look behind step over every entry since it was pinned, a look lasts longer than
+     * the interval, and the claimers took the next one as soon as the last ended: every claimer spent most of its
+     * time looking behind, and throughput fell back towards what it was before positions.
+     */
+    private static final int SWEEP_SPACING = 5;
 
     /**
      * What the next claim resumes after, the topic where it looks behind the position instead, and the topics it
@@ -72,6 +80,8 @@ final class ClaimCursor {
     /** Whether the last claim looked behind a position only (the fleet's sweep): it said nothing of what lies after. */
     private boolean lookedBehindOnly;
     private long resumedNanos = -1;
+    /** How long this claimer's last look behind a position (the fleet's sweep) took. */
+    private long lastSweepNanos;
     private boolean headExpensive;
     private final Set<String> sweepsTaken = new LinkedHashSet<>();
     /** Where promotions landed since the last claim, per topic: the earliest; written by any thread. */
@@ -84,9 +94,16 @@ final class ClaimCursor {
         this.clock = clock;
     }
 
-    /** The minimum gap between two sweeps of a topic behind the positions, fleet-wide. */
+    /**
+     * The minimum gap between two sweeps of a topic behind the positions, fleet-wide: three quarters of a sweep
+     * interval, or {@link #SWEEP_SPACING} times as long as this claimer's last look behind took, whichever is longer.
+     * Looks then take at most about a fifth of one claimer's time, and a message behind every position waits for
+     * the longer gap.
+     */
     Duration sweepGap() {
-        return headEvery.multipliedBy(3).dividedBy(4);
+        Duration gap = headEvery.multipliedBy(3).dividedBy(4);
+        Duration spaced = Duration.ofNanos(lastSweepNanos).multipliedBy(SWEEP_SPACING);
+        return spaced.compareTo(gap) > 0 ? spaced : gap;
     }
 
     /**
@@ -167,6 +184,9 @@ final class ClaimCursor {
      */
     void advance(List<ClaimedMessage> claimed, int asked, long tookNanos) {
         lastClaimFull = claimed.size() >= asked;
+        if (lookedBehindOnly) {
+            lastSweepNanos = tookNanos;
+        }
         boolean anyLimited = false;
         Set<String> limited = null;
         for (ClaimedMessage message : claimed) {

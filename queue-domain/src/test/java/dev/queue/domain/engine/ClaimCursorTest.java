@@ -191,6 +191,34 @@ class ClaimCursorTest {
     }
 
     @Test
+    void theFleetsSweepsAreSpacedByFiveTimesHowLongTheLastLookBehindTook() {
+        Duration sweep = Duration.ofSeconds(1);
+        ClaimCursor cursor = new ClaimCursor(sweep, clock);
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 1)), 1, MILLI);
+        granted = Set.of("t");
+        assertThat(cursor.next(TOPICS, sweeps).behind()).containsExactly("t");
+        cursor.advance(List.of(), 1, 100 * MILLI);
+        assertThat(cursor.sweepGap()).as("a cheap look keeps three quarters of the interval").isEqualTo(Duration.ofMillis(750));
+
+        now = now.plus(sweep);
+        assertThat(cursor.next(TOPICS, sweeps).behind()).containsExactly("t");
+        cursor.advance(List.of(), 1, 1_500 * MILLI);
+        assertThat(cursor.sweepGap()).as("a look behind that stepped over a held horizon's entries").isEqualTo(Duration.ofMillis(7_500));
+
+        granted = Set.of();
+        cursor.next(TOPICS, sweeps);
+        cursor.advance(List.of(message("t", 2)), 1, 2_000 * MILLI);
+        assertThat(cursor.sweepGap()).as("only looks behind count").isEqualTo(Duration.ofMillis(7_500));
+
+        granted = Set.of("t");
+        now = now.plus(sweep);
+        assertThat(cursor.next(TOPICS, sweeps).behind()).containsExactly("t");
+        cursor.advance(List.of(), 1, MILLI);
+        assertThat(cursor.sweepGap()).as("cheap again once the horizon moved on").isEqualTo(Duration.ofMillis(750));
+    }
+
+    @Test
     void aClockThatWentBackAsksAtOnce() {
         ClaimCursor cursor = new ClaimCursor(SWEEP, clock);
         cursor.next(TOPICS, sweeps);
