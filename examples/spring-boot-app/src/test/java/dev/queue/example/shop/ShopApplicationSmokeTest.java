@@ -3,6 +3,7 @@ package dev.queue.example.shop;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 
 import java.io.IOException;
 import java.net.URI;
@@ -16,8 +17,13 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Starts the example as it ships (embedded PostgreSQL, HTTP on a free port) and posts an order. */
+/**
+ * Starts the example as it ships (embedded PostgreSQL, HTTP on a free port) and posts an order. The context closes
+ * after the class, queue first and database last; left to the JVM's exit, embedded PostgreSQL's own shutdown hook
+ * stopped the server while the queue was still closing, and its close waited for the pool's connection timeout.
+ */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@DirtiesContext
 class ShopApplicationSmokeTest {
 
     private static final Pattern ID = Pattern.compile("\"id\"\\s*:\\s*(\\d+)");
