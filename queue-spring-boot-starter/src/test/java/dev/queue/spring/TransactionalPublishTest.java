@@ -15,6 +15,7 @@ import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.boot.health.actuate.endpoint.IndicatedHealthDescriptor;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -25,11 +26,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** The starter in a whole Spring Boot application on a real PostgreSQL. */
+/**
+ * The starter in a whole Spring Boot application on a real PostgreSQL. The context closes after the class, while the
+ * shared test server still runs: left to the JVM's exit, the server's shutdown hook could stop it first, and the
+ * queue's close then waited for the pool's connection timeout.
+ */
 @SpringBootTest(classes = ShopApplication.class, properties = {
         "queue.sweep-interval=200ms",
         "queue.namespace=shop",
         "management.endpoint.health.show-details=always"})
+@DirtiesContext
 class TransactionalPublishTest {
 
     @DynamicPropertySource
