@@ -15,6 +15,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -160,6 +163,55 @@ class HotTableVacuumTest {
                 assertThat(vacuum.vacuumsRun()).as("vacuums: the one that removed nothing, then the one after the horizon moved")
                         .isEqualTo(2);
                 assertThat(log.linesContaining("back to its usual cadence")).hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void namesTheTransactionHoldingTheHorizonRatherThanTheQueriesRunningBehindIt() throws Exception {
+        // Sessions connected before the holder come first in pg_stat_activity; each runs a query whose snapshot
+        // starts at the holder's transaction id, as the queue's own claimers do under a pinned horizon.
+        List<Connection> busy = new ArrayList<>();
+        List<Statement> sleeping = new ArrayList<>();
+        ExecutorService queries = Executors.newFixedThreadPool(3);
+        try (CapturedLog log = CapturedLog.start()) {
+            for (int i = 0; i < 3; i++) {
+                Connection connection = PostgresTestServer.dataSource().getConnection();
+                busy.add(connection);
+                sleeping.add(connection.createStatement());
+            }
+            try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
+                holder.setAutoCommit(false);
+                int holderPid;
+                long holderXid;
+                try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
+                    row.next();
+                    holderPid = row.getInt(1);
+                    holderXid = row.getLong(2);
+                }
+                for (Statement statement : sleeping) {
+                    queries.submit(() -> statement.execute("SELECT pg_sleep(60)"));
+                }
+                await().atMost(Duration.ofSeconds(20)).until(() -> ((Number) db.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(60)' "
+                                + "AND backend_xmin::text::bigint = " + (holderXid & 0xFFFFFFFFL)).get(0)).intValue() == 3);
+                makeDeadRows(8_000);
+                HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
+                assertThat(vacuum.runOnce().vacuumed()).as("the vacuum that removes nothing").isTrue();
+                assertThat(log.linesContaining("holds the vacuum horizon"))
+                        .singleElement().asString()
+                        .contains("session pid " + holderPid, "idle in transaction");
+                assertThat(vacuum.runOnce().vacuumed()).as("backed off: the holder was there before the vacuum began").isFalse();
+                holder.rollback();
+            }
+        } finally {
+            for (Statement statement : sleeping) {
+                statement.cancel();
+            }
+            queries.shutdown();
+            assertThat(queries.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+            for (Connection connection : busy) {
+                connection.close();
             }
         }
     }
