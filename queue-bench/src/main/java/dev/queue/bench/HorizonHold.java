@@ -11,8 +11,9 @@ import java.util.Locale;
 /**
  * A transaction that pins the vacuum horizon for part of a run, as a forgotten {@code BEGIN} in psql or a long report
  * does: it takes a transaction id and holds it, so no row version deleted after it started can be removed. Splits the
- * measured seconds into before, during and after the hold and keeps throughput and latency for each, the worst
- * second's p99 while held, and the hot table's dead row versions when the hold ends.
+ * measured seconds into before, during and after the hold and keeps throughput, latency and the worst second's p99
+ * for each (the worst second before the hold shows how far the host alone moves a single second), and the hot
+ * table's dead row versions when the hold ends.
  */
 final class HorizonHold implements AutoCloseable {
 
@@ -23,7 +24,6 @@ final class HorizonHold implements AutoCloseable {
     private final Phase before = new Phase();
     private final Phase during = new Phase();
     private final Phase after = new Phase();
-    private double worstSecondP99Millis;
     private long deadTuplesAtRelease = -1;
     private Connection holder;
     private long holderPid;
@@ -44,9 +44,6 @@ final class HorizonHold implements AutoCloseable {
     void secondDone(int second, long handledInSecond, Histogram latencies) throws SQLException {
         Phase phase = second <= atSecond ? before : second <= atSecond + forSeconds ? during : after;
         phase.add(handledInSecond, latencies);
-        if (phase == during) {
-            worstSecondP99Millis = Math.max(worstSecondP99Millis, latencies.getValueAtPercentile(99) / 1000.0);
-        }
         if (second == atSecond) {
             begin();
         } else if (second == atSecond + forSeconds) {
@@ -79,10 +76,12 @@ final class HorizonHold implements AutoCloseable {
     String json() {
         return String.format(Locale.ROOT, "{\"at_s\":%d,\"for_s\":%d,\"before_per_s\":%.1f,\"during_per_s\":%.1f,"
                         + "\"after_per_s\":%.1f,\"during_ratio\":%.3f,\"before_p99_ms\":%.3f,\"during_p99_ms\":%.3f,"
-                        + "\"after_p99_ms\":%.3f,\"during_worst_second_p99_ms\":%.3f,\"dead_tuples_at_release\":%d}",
+                        + "\"after_p99_ms\":%.3f,\"before_worst_second_p99_ms\":%.3f,\"during_worst_second_p99_ms\":%.3f,"
+                        + "\"after_worst_second_p99_ms\":%.3f,\"dead_tuples_at_release\":%d}",
                 atSecond, forSeconds, before.perSecond(), during.perSecond(), after.perSecond(),
                 before.perSecond() > 0 ? during.perSecond() / before.perSecond() : 0, before.p99Millis(), during.p99Millis(),
-                after.p99Millis(), worstSecondP99Millis, deadTuplesAtRelease);
+                after.p99Millis(), before.worstSecondP99Millis, during.worstSecondP99Millis, after.worstSecondP99Millis,
+                deadTuplesAtRelease);
     }
 
     @Override
@@ -98,11 +97,13 @@ final class HorizonHold implements AutoCloseable {
         private final Histogram latencies = new Histogram(3);
         private long handled;
         private int seconds;
+        private double worstSecondP99Millis;
 
         void add(long handledInSecond, Histogram secondLatencies) {
             handled += handledInSecond;
             seconds++;
             latencies.add(secondLatencies);
+            worstSecondP99Millis = Math.max(worstSecondP99Millis, secondLatencies.getValueAtPercentile(99) / 1000.0);
         }
 
         double perSecond() {
