@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongSupplier;
 
 /**
  * Vacuums the hot table when dead row versions pile up faster than autovacuum visits it. Every claim walks the
@@ -19,8 +18,10 @@ import java.util.function.LongSupplier;
  *
  * <p>A transaction that stays open holds the vacuum horizon: no row version deleted after it began can be removed,
  * so the count stays above the threshold and each vacuum scans the table for nothing. When a vacuum removed
- * almost nothing, this one says once which session holds the horizon and backs off: it vacuums again as soon as
- * the horizon moves, and otherwise only after a pause that doubles up to {@link Config#maxBackoff()}.
+ * almost nothing, this one says once which session holds the horizon and vacuums again only once the horizon
+ * moves. A vacuum while the same transaction holds it could remove only what transactions older than the holder
+ * deleted, and would scan a table and indexes that grow all the while, on every replica in turn; autovacuum, which
+ * runs on its own schedule, takes care of those few.
  *
  * <p>A {@link dev.queue.domain.engine.MaintenanceRunner} runs it every interval; a failed check or vacuum is
  * retried by the runner after a growing pause, with a warning.
@@ -30,16 +31,12 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     private static final Logger log = LoggerFactory.getLogger(HotTableVacuum.class);
 
     /**
-     * @param interval     how often it checks the dead row versions; zero: never (autovacuum alone)
-     * @param threshold    dead row versions past which it vacuums
-     * @param firstBackoff the first pause after a vacuum that removed almost nothing, while the horizon stays where it was
-     * @param maxBackoff   the longest such pause; it doubles up to this
+     * @param interval  how often it checks the dead row versions; zero: never (autovacuum alone)
+     * @param threshold dead row versions past which it vacuums
      */
-    record Config(Duration interval, long threshold, Duration firstBackoff, Duration maxBackoff) {
+    record Config(Duration interval, long threshold) {
 
         static final long DEFAULT_THRESHOLD = 20_000;
-        static final Duration DEFAULT_FIRST_BACKOFF = Duration.ofSeconds(30);
-        static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
 
         Config {
             if (interval == null || interval.isNegative() || interval.compareTo(Duration.ofHours(1)) > 0) {
@@ -48,17 +45,11 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
             if (threshold < 1) {
                 throw new InvalidInputException("vacuum threshold", threshold, "at least 1 dead row version");
             }
-            if (firstBackoff == null || firstBackoff.isNegative() || firstBackoff.isZero()) {
-                throw new InvalidInputException("vacuum firstBackoff", firstBackoff, "more than 0");
-            }
-            if (maxBackoff == null || maxBackoff.compareTo(firstBackoff) < 0 || maxBackoff.compareTo(Duration.ofHours(1)) > 0) {
-                throw new InvalidInputException("vacuum maxBackoff", maxBackoff, "firstBackoff (" + firstBackoff + ") to 1 h");
-            }
         }
 
         /** Every {@code interval}, with the default threshold and back-off. */
         static Config every(Duration interval) {
-            return new Config(interval, DEFAULT_THRESHOLD, DEFAULT_FIRST_BACKOFF, DEFAULT_MAX_BACKOFF);
+            return new Config(interval, DEFAULT_THRESHOLD);
         }
 
         boolean off() {
@@ -88,31 +79,24 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     private final Sessions vacuumSessions;
     private final Config config;
     private final String schema;
-    private final LongSupplier nanoTime;
     private final AtomicInteger vacuums = new AtomicInteger();
 
-    /** Set while vacuum is backing off because the horizon is held; touched only by the thread running {@link #runOnce}. */
-    private Pinned pinned;
+    /**
+     * Who held the horizon when a vacuum last removed almost nothing; set while vacuum waits for it to move. Touched
+     * only by the thread running {@link #runOnce}.
+     */
+    private Horizon pinned;
 
     HotTableVacuum(Sessions sessions, Config config, String schema) {
-        this(sessions, sessions, config, schema, System::nanoTime);
+        this(sessions, sessions, config, schema);
     }
 
     /** Checks through {@code sessions}, vacuums through {@code vacuumSessions} (an owner's, say). */
     HotTableVacuum(Sessions sessions, Sessions vacuumSessions, Config config, String schema) {
-        this(sessions, vacuumSessions, config, schema, System::nanoTime);
-    }
-
-    HotTableVacuum(Sessions sessions, Config config, String schema, LongSupplier nanoTime) {
-        this(sessions, sessions, config, schema, nanoTime);
-    }
-
-    HotTableVacuum(Sessions sessions, Sessions vacuumSessions, Config config, String schema, LongSupplier nanoTime) {
         this.sessions = sessions;
         this.vacuumSessions = vacuumSessions;
         this.config = config;
         this.schema = schema;
-        this.nanoTime = nanoTime;
     }
 
     @Override
@@ -141,11 +125,9 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
             }
             return Pass.skipped(dead);
         }
-        Horizon horizon = null;
         if (pinned != null) {
-            horizon = horizon();
-            boolean moved = !(horizon == null ? "" : horizon.xid()).equals(pinned.horizon.xid());
-            if (!moved && nanoTime.getAsLong() - pinned.retryAt < 0) {
+            Horizon horizon = horizon();
+            if (horizon != null && horizon.xid().equals(pinned.xid())) {
                 return Pass.skipped(dead);
             }
         }
@@ -164,7 +146,7 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
                 (System.nanoTime() - start) / 1_000_000);
         Horizon holder = removedAlmostNothing(dead, left) ? horizon() : null;
         if (holder != null && holder.heldSince(System.nanoTime() - start)) {
-            backOff(holder, left);
+            waitForHorizon(holder, left);
         } else if (pinned != null) {
             log.info("schema {}: the vacuum horizon moved and vacuum removed {} dead row versions of the hot table; "
                     + "its vacuum is back to its usual cadence", schema, dead - left);
@@ -184,25 +166,16 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
         return after >= config.threshold() && before - after < before / 10;
     }
 
-    private void backOff(Horizon horizon, long left) {
-        long now = nanoTime.getAsLong();
-        Duration first = config.firstBackoff();
+    private void waitForHorizon(Horizon horizon, long left) {
         if (pinned == null) {
-            pinned = new Pinned(horizon, first, now + first.toNanos());
             log.warn("schema {}: vacuum of the hot table removed almost nothing ({} dead row versions left): {} holds the "
-                    + "vacuum horizon. Claims slow down while it does; vacuuming again when it moves, or in {} s",
-                    schema, left, horizon.describe(), first.toSeconds());
-            return;
-        }
-        Duration backoff = pinned.backoff.multipliedBy(2);
-        if (backoff.compareTo(config.maxBackoff()) > 0) {
-            backoff = config.maxBackoff();
-        }
-        if (!horizon.holder().equals(pinned.horizon.holder())) {
+                    + "vacuum horizon. Claims slow down while it does; vacuuming again when it moves", schema, left,
+                    horizon.describe());
+        } else if (!horizon.holder().equals(pinned.holder())) {
             log.warn("schema {}: vacuum of the hot table still removes almost nothing ({} dead row versions left): now {} "
                     + "holds the vacuum horizon", schema, left, horizon.describe());
         }
-        pinned = new Pinned(horizon, backoff, now + backoff.toNanos());
+        pinned = horizon;
     }
 
     private long deadTuples() {
@@ -214,9 +187,6 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
         MaintenanceMapper.HorizonRow row = sessions.autoCommit("vacuum horizon", MaintenanceMapper.class,
                 MaintenanceMapper::vacuumHorizon);
         return row == null ? null : Horizon.of(row);
-    }
-
-    private record Pinned(Horizon horizon, Duration backoff, long retryAt) {
     }
 
     /** The oldest transaction id or snapshot vacuum must respect, and who holds it. */

@@ -25,7 +25,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
- * vacuum holds the table, no parallel workers, and a back-off while a transaction holds the vacuum horizon.
+ * vacuum holds the table, no parallel workers, and no vacuum again while the same transaction holds the vacuum horizon.
  */
 class HotTableVacuumTest {
 
@@ -45,11 +45,8 @@ class HotTableVacuumTest {
 
     /** A vacuum with a threshold of 5,000, run by hand (tests call runOnce) unless a runner is started on it. */
     private HotTableVacuum vacuum(Duration interval) {
-        return new HotTableVacuum(sessions, new HotTableVacuum.Config(interval, 5_000, FIRST_BACKOFF, MAX_BACKOFF), db.schema);
+        return new HotTableVacuum(sessions, new HotTableVacuum.Config(interval, 5_000), db.schema);
     }
-
-    private static final Duration FIRST_BACKOFF = HotTableVacuum.Config.DEFAULT_FIRST_BACKOFF;
-    private static final Duration MAX_BACKOFF = HotTableVacuum.Config.DEFAULT_MAX_BACKOFF;
 
     private long deadTuples() {
         Long dead = sessions.autoCommit("dead tuples", MaintenanceMapper.class, MaintenanceMapper::deadTuples);
@@ -91,11 +88,11 @@ class HotTableVacuumTest {
     }
 
     @Test
-    void configRefusesAMaximumBackOffBelowTheFirstNamingIt() {
-        assertThatThrownBy(() -> new HotTableVacuum.Config(Duration.ofSeconds(2), 20_000, Duration.ofMinutes(1), Duration.ofSeconds(30)))
+    void configRefusesAnIntervalOverAnHourNamingIt() {
+        assertThatThrownBy(() -> HotTableVacuum.Config.every(Duration.ofMinutes(61)))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("vacuum maxBackoff")
-                .hasMessageContaining("PT30S");
+                .hasMessageContaining("vacuumInterval")
+                .hasMessageContaining("PT1H1M");
     }
 
     @Test
@@ -217,25 +214,26 @@ class HotTableVacuumTest {
     }
 
     @Test
-    void triesAgainAfterItsPauseWhenTheHorizonStays() throws Exception {
-        long[] now = {0};
+    void vacuumsAgainOnlyOnceTheHorizonMoves() throws Exception {
         try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
             holder.setAutoCommit(false);
             holding.executeQuery("SELECT txid_current()").close();
             makeDeadRows(8_000);
-            HotTableVacuum vacuum = new HotTableVacuum(sessions, new HotTableVacuum.Config(Duration.ofHours(1), 5_000, FIRST_BACKOFF,
-                    MAX_BACKOFF), db.schema, () -> now[0]);
+            HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
             assertThat(vacuum.runOnce().vacuumed()).as("the first vacuum, which removes nothing").isTrue();
-            assertThat(vacuum.runOnce().vacuumed()).as("the horizon did not move").isFalse();
-            now[0] += FIRST_BACKOFF.toNanos() - 1;
-            assertThat(vacuum.runOnce().vacuumed()).as("just before the pause ends").isFalse();
-            now[0] += 1;
-            assertThat(vacuum.runOnce().vacuumed()).as("the pause ended").isTrue();
-            now[0] += FIRST_BACKOFF.toNanos();
-            assertThat(vacuum.runOnce().vacuumed()).as("the pause doubled").isFalse();
-            now[0] += FIRST_BACKOFF.toNanos();
-            assertThat(vacuum.runOnce().vacuumed()).isTrue();
+            assertThat(vacuum.runOnce().vacuumed()).as("the same transaction holds the horizon").isFalse();
+            // Younger transactions come and go behind the holder: the horizon stays where it is.
+            try (Connection other = PostgresTestServer.dataSource().getConnection(); Statement younger = other.createStatement()) {
+                other.setAutoCommit(false);
+                younger.executeQuery("SELECT txid_current()").close();
+                assertThat(vacuum.runOnce().vacuumed()).as("a younger transaction open as well").isFalse();
+                other.rollback();
+            }
+            assertThat(vacuum.runOnce().vacuumed()).isFalse();
+            assertThat(vacuum.vacuumsRun()).isEqualTo(1);
             holder.rollback();
+            assertThat(vacuum.runOnce().vacuumed()).as("the holder ended").isTrue();
+            await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
         }
     }
 
