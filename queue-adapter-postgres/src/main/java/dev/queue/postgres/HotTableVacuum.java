@@ -31,6 +31,14 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
     private static final Logger log = LoggerFactory.getLogger(HotTableVacuum.class);
 
     /**
+     * A holder open for less is taken for traffic, not a pin. Under load the statistics can make a vacuum look as
+     * if it removed almost nothing (deletes counted before it ran reach them only after), and the oldest of the
+     * queue's own transactions, open for a fraction of a second, then holds the horizon; the next vacuum removes
+     * what it kept.
+     */
+    static final long SHORTEST_PIN_NANOS = Duration.ofSeconds(2).toNanos();
+
+    /**
      * @param interval  how often it checks the dead row versions; zero: never (autovacuum alone)
      * @param threshold dead row versions past which it vacuums
      */
@@ -145,7 +153,7 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
         log.debug("schema {}: vacuumed the hot table ({} dead row versions, {} left) in {} ms", schema, dead, left,
                 (System.nanoTime() - start) / 1_000_000);
         Horizon holder = removedAlmostNothing(dead, left) ? horizon() : null;
-        if (holder != null && holder.heldSince(System.nanoTime() - start)) {
+        if (holder != null && holder.heldSince(Math.max(System.nanoTime() - start, SHORTEST_PIN_NANOS))) {
             waitForHorizon(holder, left);
         } else if (pinned != null) {
             log.info("schema {}: the vacuum horizon moved and vacuum removed {} dead row versions of the hot table; "
@@ -157,10 +165,8 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
 
     /**
      * Less than a tenth removed and still past the threshold. On a busy table that alone proves nothing: rows die
-     * while the vacuum runs, and those it cannot remove either; so the queue backs off only when the horizon's
-     * holder was there before this vacuum began. (On PostgreSQL 14 and older the statistics lag a
-     * vacuum by up to half a second: a vacuum that did remove rows may look like this, and the next round, finding
-     * the horizon moved, vacuums again.)
+     * while the vacuum runs, and those it cannot remove either; so the queue waits for the horizon only when its
+     * holder was there before this vacuum began, and for at least {@link #SHORTEST_PIN_NANOS}.
      */
     private boolean removedAlmostNothing(long before, long after) {
         return after >= config.threshold() && before - after < before / 10;

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
@@ -51,6 +52,13 @@ class HotTableVacuumTest {
     private long deadTuples() {
         Long dead = sessions.autoCommit("dead tuples", MaintenanceMapper.class, MaintenanceMapper::deadTuples);
         return dead == null ? 0 : dead;
+    }
+
+    /** Waits until the transaction of backend {@code pid} has been open long enough to count as a pin. */
+    private void awaitPinned(int pid) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> ((Number) db.query(
+                "SELECT coalesce(extract(epoch FROM now() - xact_start) * 1e9, 0)::bigint FROM pg_stat_activity WHERE pid = " + pid)
+                .get(0)).longValue() > HotTableVacuum.SHORTEST_PIN_NANOS);
     }
 
     private void makeDeadRows(int count) {
@@ -141,6 +149,7 @@ class HotTableVacuumTest {
                 holderPid = row.getInt(1);
             }
             makeDeadRows(8_000);
+            awaitPinned(holderPid);
             HotTableVacuum vacuum = vacuum(Duration.ofMillis(50));
             try (MaintenanceRunner runner = new MaintenanceRunner(vacuum, MaintenanceRunner.Config.DEFAULTS, null)) {
                 runner.start();
@@ -193,6 +202,7 @@ class HotTableVacuumTest {
                         "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(60)' "
                                 + "AND backend_xmin::text::bigint = " + (holderXid & 0xFFFFFFFFL)).get(0)).intValue() == 3);
                 makeDeadRows(8_000);
+                awaitPinned(holderPid);
                 HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
                 assertThat(vacuum.runOnce().vacuumed()).as("the vacuum that removes nothing").isTrue();
                 assertThat(log.linesContaining("holds the vacuum horizon"))
@@ -217,8 +227,13 @@ class HotTableVacuumTest {
     void vacuumsAgainOnlyOnceTheHorizonMoves() throws Exception {
         try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
             holder.setAutoCommit(false);
-            holding.executeQuery("SELECT txid_current()").close();
+            int holderPid;
+            try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
+                row.next();
+                holderPid = row.getInt(1);
+            }
             makeDeadRows(8_000);
+            awaitPinned(holderPid);
             HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
             assertThat(vacuum.runOnce().vacuumed()).as("the first vacuum, which removes nothing").isTrue();
             assertThat(vacuum.runOnce().vacuumed()).as("the same transaction holds the horizon").isFalse();
@@ -234,6 +249,25 @@ class HotTableVacuumTest {
             holder.rollback();
             assertThat(vacuum.runOnce().vacuumed()).as("the holder ended").isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() < 5_000);
+        }
+    }
+
+    @Test
+    void takesATransactionOpenForLessThanThePinsShortestForTraffic() throws Exception {
+        try (CapturedLog log = CapturedLog.start();
+             Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
+            holder.setAutoCommit(false);
+            holding.executeQuery("SELECT txid_current()").close();
+            makeDeadRows(8_000);
+            HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
+            assertThat(vacuum.runOnce().vacuumed()).isTrue();
+            // Only if the vacuum came before the holder reached the shortest pin does this test what it says.
+            boolean young = ((Number) db.query("SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                    + "AND now() - xact_start < interval '2 seconds'").get(0)).intValue() > 0;
+            assumeTrue(young, "the server took two seconds to make the dead rows");
+            assertThat(log.linesContaining("holds the vacuum horizon")).isEmpty();
+            assertThat(vacuum.runOnce().vacuumed()).as("not waiting for a holder taken for traffic").isTrue();
+            holder.rollback();
         }
     }
 
