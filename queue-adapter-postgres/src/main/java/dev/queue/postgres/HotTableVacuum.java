@@ -55,7 +55,7 @@ final class HotTableVacuum implements MaintenanceService<HotTableVacuum.Pass> {
             }
         }
 
-        /** Every {@code interval}, with the default threshold and back-off. */
+        /** Every {@code interval}, with the default threshold. */
         static Config every(Duration interval) {
             return new Config(interval, DEFAULT_THRESHOLD);
         }

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.time.Duration;
@@ -52,6 +53,18 @@ class HotTableVacuumTest {
     private long deadTuples() {
         Long dead = sessions.autoCommit("dead tuples", MaintenanceMapper.class, MaintenanceMapper::deadTuples);
         return dead == null ? 0 : dead;
+    }
+
+    /** The session's transaction as it takes an id and keeps it open: the vacuum horizon stays there until it ends. */
+    private record Holder(int pid, long xid) {
+        static Holder holdTheHorizon(Connection connection) throws SQLException {
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement();
+                 ResultSet row = statement.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
+                row.next();
+                return new Holder(row.getInt(1), row.getLong(2));
+            }
+        }
     }
 
     /** Waits until the transaction of backend {@code pid} has been open long enough to count as a pin. */
@@ -136,18 +149,13 @@ class HotTableVacuumTest {
     }
 
     @Test
-    void backsOffWhileATransactionHoldsTheHorizonAndResumesWhenItEnds() throws Exception {
+    void waitsWhileATransactionHoldsTheHorizonAndResumesWhenItEnds() throws Exception {
         // A round every 50 ms: sixty in three seconds, where the usual 2 s cadence would see a minute's worth in two.
         try (CapturedLog log = CapturedLog.start();
              Connection holder = PostgresTestServer.dataSource().getConnection();
              Statement holding = holder.createStatement()) {
-            holder.setAutoCommit(false);
             holding.execute("SET application_name = 'horizon-holder'");
-            int holderPid;
-            try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
-                row.next();
-                holderPid = row.getInt(1);
-            }
+            int holderPid = Holder.holdTheHorizon(holder).pid();
             makeDeadRows(8_000);
             awaitPinned(holderPid);
             HotTableVacuum vacuum = vacuum(Duration.ofMillis(50));
@@ -186,15 +194,10 @@ class HotTableVacuumTest {
                 busy.add(connection);
                 sleeping.add(connection.createStatement());
             }
-            try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
-                holder.setAutoCommit(false);
-                int holderPid;
-                long holderXid;
-                try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
-                    row.next();
-                    holderPid = row.getInt(1);
-                    holderXid = row.getLong(2);
-                }
+            try (Connection holder = PostgresTestServer.dataSource().getConnection()) {
+                Holder held = Holder.holdTheHorizon(holder);
+                int holderPid = held.pid();
+                long holderXid = held.xid();
                 for (Statement statement : sleeping) {
                     queries.submit(() -> statement.execute("SELECT pg_sleep(60)"));
                 }
@@ -208,7 +211,7 @@ class HotTableVacuumTest {
                 assertThat(log.linesContaining("holds the vacuum horizon"))
                         .singleElement().asString()
                         .contains("session pid " + holderPid, "idle in transaction");
-                assertThat(vacuum.runOnce().vacuumed()).as("backed off: the holder was there before the vacuum began").isFalse();
+                assertThat(vacuum.runOnce().vacuumed()).as("waits: the holder was there before the vacuum began").isFalse();
                 holder.rollback();
             }
         } finally {
@@ -225,22 +228,16 @@ class HotTableVacuumTest {
 
     @Test
     void vacuumsAgainOnlyOnceTheHorizonMoves() throws Exception {
-        try (Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
-            holder.setAutoCommit(false);
-            int holderPid;
-            try (ResultSet row = holding.executeQuery("SELECT pg_backend_pid(), txid_current()")) {
-                row.next();
-                holderPid = row.getInt(1);
-            }
+        try (Connection holder = PostgresTestServer.dataSource().getConnection()) {
+            int holderPid = Holder.holdTheHorizon(holder).pid();
             makeDeadRows(8_000);
             awaitPinned(holderPid);
             HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
             assertThat(vacuum.runOnce().vacuumed()).as("the first vacuum, which removes nothing").isTrue();
             assertThat(vacuum.runOnce().vacuumed()).as("the same transaction holds the horizon").isFalse();
             // Younger transactions come and go behind the holder: the horizon stays where it is.
-            try (Connection other = PostgresTestServer.dataSource().getConnection(); Statement younger = other.createStatement()) {
-                other.setAutoCommit(false);
-                younger.executeQuery("SELECT txid_current()").close();
+            try (Connection other = PostgresTestServer.dataSource().getConnection()) {
+                Holder.holdTheHorizon(other);
                 assertThat(vacuum.runOnce().vacuumed()).as("a younger transaction open as well").isFalse();
                 other.rollback();
             }
@@ -254,10 +251,8 @@ class HotTableVacuumTest {
 
     @Test
     void takesATransactionOpenForLessThanThePinsShortestForTraffic() throws Exception {
-        try (CapturedLog log = CapturedLog.start();
-             Connection holder = PostgresTestServer.dataSource().getConnection(); Statement holding = holder.createStatement()) {
-            holder.setAutoCommit(false);
-            holding.executeQuery("SELECT txid_current()").close();
+        try (CapturedLog log = CapturedLog.start(); Connection holder = PostgresTestServer.dataSource().getConnection()) {
+            Holder.holdTheHorizon(holder);
             makeDeadRows(8_000);
             HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
             assertThat(vacuum.runOnce().vacuumed()).isTrue();
