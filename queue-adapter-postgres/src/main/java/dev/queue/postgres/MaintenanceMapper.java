@@ -15,6 +15,9 @@ interface MaintenanceMapper {
     record Version(int version, String description, long checksum) {
     }
 
+    record FunctionFile(String file, long checksum) {
+    }
+
     /** A row of queue_policies as the Java configuration writes it (namespace '*'). */
     record Policy(String namespace, String topic, int maxAttempts, long baseMicros, long capMicros, double multiplier,
                   double jitter, int maxPayloadBytes, boolean archive) {
@@ -41,10 +44,18 @@ interface MaintenanceMapper {
 
     void createSchema();
 
+    Boolean schemaVersionPresent();
+
     void createSchemaVersion();
 
     List<Version> appliedVersions();
 
     void recordVersion(@Param("version") int version, @Param("description") String description,
                        @Param("checksum") long checksum);
+
+    void createSchemaFunctions();
+
+    List<FunctionFile> appliedFunctionFiles();
+
+    void recordFunctionFile(@Param("file") String file, @Param("checksum") long checksum);
 }

@@ -168,8 +168,11 @@ public final class PostgresOperator {
 
     // ------------------------------------------------------------------ reads
 
-    /** Brings the schema to the latest version, as a starting queue does; returns the versions applied now. */
-    public List<Integer> migrate() {
+    /**
+     * Brings the schema to this library's version, as a starting queue does; returns what this call applied: the
+     * numbers of versioned migrations and the names of function files ({@code R__claim.sql}).
+     */
+    public List<String> migrate() {
         return SchemaMigrator.migrate(sessions.factory(), schema);
     }
 

@@ -15,18 +15,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import java.util.zip.CRC32;
 
 /**
- * Applies the versioned SQL migrations of {@code db/queue/} to one schema. All pending versions run in one
- * transaction that first takes a transaction-level advisory lock keyed by the schema name: replicas starting at
- * the same moment queue up on the lock, and each finds the versions the first one recorded in
- * {@code schema_version}, so every version is applied exactly once. The scripts are plain SQL with a
- * {@code ${schema}} placeholder, so Flyway and Liquibase can apply the same files instead.
+ * Installs and upgrades the queue's schema from {@code db/queue/}: versioned migrations ({@code V<n>__<name>.sql},
+ * tables and other DDL, each applied once and recorded in {@code schema_version}), then the function files
+ * ({@code R__<area>.sql}, every function of the engine once, re-applied whenever their content changes and recorded
+ * in {@code schema_functions}), then {@code afterMigrate.sql}, which grants and secures whatever the schema now
+ * holds. Everything runs in one transaction that first takes a transaction-level advisory lock keyed by the schema
+ * name: replicas starting at the same moment queue up on the lock, and each finds what the first one recorded.
+ * The files are plain SQL with a {@code ${schema}} placeholder and follow Flyway's naming, so Flyway (versioned,
+ * repeatable and callback files) and Liquibase can apply the same files instead.
+ *
+ * <p>A schema newer than this library is refused, so an older replica in a rolling deploy cannot put its older
+ * function bodies back; so is a schema installed by a pre-release snapshot, which this library does not upgrade.
  */
 final class SchemaMigrator {
 
-    /** A script of {@code db/queue/}; its version and description follow Flyway's {@code V<n>__<name>.sql}. */
+    /** A versioned script of {@code db/queue/}; its version and description follow Flyway's {@code V<n>__<name>.sql}. */
     record Migration(int version, String description) {
 
         String resource() {
@@ -34,55 +41,66 @@ final class SchemaMigrator {
         }
     }
 
-    /** In order. A new migration is a new file here and in {@code db/queue/}; applied files never change. */
-    static final List<Migration> MIGRATIONS = List.of(
-            new Migration(1, "messages"),
-            new Migration(2, "dead_letters"),
-            new Migration(3, "completions"),
-            new Migration(4, "schedules"),
-            new Migration(5, "hot_table_fillfactor"),
-            new Migration(6, "identifier_collation"),
-            new Migration(7, "hot_table_no_truncate"),
-            new Migration(8, "sql_rules"),
-            new Migration(9, "sql_api"),
-            new Migration(10, "engine_functions"),
-            new Migration(11, "tenants"),
-            new Migration(12, "operator"),
-            new Migration(13, "engine_gates"),
-            new Migration(14, "flow_control"),
-            new Migration(15, "topic_rates"),
-            new Migration(16, "trusted_engine"),
-            new Migration(17, "audit_retention"),
-            new Migration(18, "attempt_history"),
-            new Migration(19, "operator_search"),
-            new Migration(20, "head_sweeps"),
-            new Migration(21, "trusted_policies"),
-            new Migration(22, "ordering_keys"),
-            new Migration(23, "topic_limits"),
-            new Migration(24, "ordering_advance_in_one_statement"),
-            new Migration(25, "limits_by_ordering_key"),
-            new Migration(26, "rate_alone_claims_concurrently"),
-            new Migration(27, "partition_counts_once_per_claim"));
+    /** A file of functions of one area of the engine, Flyway's repeatable {@code R__<area>.sql}. */
+    record FunctionFile(String area) {
 
-    /** The migration that ends with {@code _secure_schema()}. */
-    static final int SECURING_VERSION = 11;
+        String resource() {
+            return "db/queue/R__" + area + ".sql";
+        }
+
+        String file() {
+            return "R__" + area + ".sql";
+        }
+    }
+
+    /**
+     * In order. A change to tables is a new file here and in {@code db/queue/}; applied files never change. A
+     * release that changes a function file also adds a version (its file may hold only a comment saying what
+     * changed): the version is what tells an older replica that the schema is newer than it.
+     */
+    static final List<Migration> MIGRATIONS = List.of(
+            new Migration(1, "baseline"));
+
+    /**
+     * In the order this migrator applies them. No file calls into another while it is applied, so any order works,
+     * which lets Flyway apply them in the order of their names.
+     */
+    static final List<FunctionFile> FUNCTION_FILES = Stream.of(
+                    "input_checks", "rules", "tenants", "audit", "queue_policies", "publish", "claim", "settle",
+                    "rescue", "dead_letters", "schedules", "flow_control", "stats", "operator")
+            .map(FunctionFile::new).toList();
+
+    /** Grants and secures the schema over what it holds; Flyway runs it after every migrate as a callback. */
+    static final String AFTER_MIGRATE = "db/queue/afterMigrate.sql";
+
+    /** The descriptions of the first versions of pre-release snapshots, which had no baseline. */
+    private static final String SNAPSHOT_FIRST_VERSION = "messages";
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaMigrator.class);
 
     private SchemaMigrator() {
     }
 
-    /** Brings the schema to the latest version; returns the versions this call applied (often none). */
-    static List<Integer> migrate(SqlSessionFactory sessions, String schema) {
+    static int latestVersion() {
+        return MIGRATIONS.get(MIGRATIONS.size() - 1).version();
+    }
+
+    /**
+     * Brings the schema to this library's version; returns the versions and function files this call applied
+     * (often none): versions as their numbers, function files as their file names.
+     */
+    static List<String> migrate(SqlSessionFactory sessions, String schema) {
         try (SqlSession session = sessions.openSession(false)) {
             try {
                 MaintenanceMapper mapper = session.getMapper(MaintenanceMapper.class);
                 mapper.lockMigrations(schema);
                 mapper.createSchema();
                 mapper.createSchemaVersion();
+                mapper.createSchemaFunctions();
                 Map<Integer, MaintenanceMapper.Version> applied = mapper.appliedVersions().stream()
                         .collect(Collectors.toMap(MaintenanceMapper.Version::version, Function.identity()));
-                List<Integer> appliedNow = new ArrayList<>();
+                refuseUnsupported(schema, applied);
+                List<String> appliedNow = new ArrayList<>();
                 for (Migration migration : MIGRATIONS) {
                     String script = read(migration.resource());
                     long checksum = checksum(script);
@@ -95,44 +113,62 @@ final class SchemaMigrator {
                         }
                         continue;
                     }
-                    try (Statement statement = session.getConnection().createStatement()) {
-                        statement.execute(script.replace("${schema}", schema));
-                    }
+                    execute(session, script, schema);
                     mapper.recordVersion(migration.version(), migration.description(), checksum);
-                    appliedNow.add(migration.version());
+                    appliedNow.add(String.valueOf(migration.version()));
                 }
-                // version 11 ends by securing the schema itself: again only when something ran after it
-                if (!appliedNow.isEmpty() && appliedNow.get(appliedNow.size() - 1) != SECURING_VERSION) {
-                    secure(session, schema);
+                Map<String, Long> functions = mapper.appliedFunctionFiles().stream().collect(Collectors.toMap(
+                        MaintenanceMapper.FunctionFile::file, MaintenanceMapper.FunctionFile::checksum));
+                for (FunctionFile file : FUNCTION_FILES) {
+                    String script = read(file.resource());
+                    long checksum = checksum(script);
+                    if (Long.valueOf(checksum).equals(functions.get(file.file()))) {
+                        continue;
+                    }
+                    execute(session, script, schema);
+                    mapper.recordFunctionFile(file.file(), checksum);
+                    appliedNow.add(file.file());
                 }
-                int latest = MIGRATIONS.get(MIGRATIONS.size() - 1).version();
-                applied.keySet().stream().filter(v -> v > latest).max(Integer::compare).ifPresent(v -> LOG.warn(
-                        "schema {} is at version {}, newer than this library knows ({}); running anyway",
-                        schema, v, latest));
+                if (!appliedNow.isEmpty()) {
+                    execute(session, read(AFTER_MIGRATE), schema);
+                }
                 session.commit();
                 if (!appliedNow.isEmpty()) {
-                    LOG.info("schema {}: applied migrations {}", schema, appliedNow);
+                    LOG.info("schema {}: applied {}", schema, appliedNow);
                 }
                 return appliedNow;
             } catch (Exception e) {
                 session.rollback(true);
                 throw e;
             }
+        } catch (StoreNotReadyException e) {
+            throw e;
         } catch (Exception e) {
             throw PostgresErrors.translate("the migration of schema " + schema, e);
         }
     }
 
-    /**
-     * Applies the schema's privileges, row-level security and function attributes again (version 11's
-     * {@code _secure_schema()}), generically over what the schema now holds: a version applied after 11 (or
-     * applied out of order) may have created or re-created functions, which CREATE OR REPLACE leaves without
-     * SECURITY DEFINER and without their fixed search_path.
-     */
-    private static void secure(SqlSession session, String schema) throws java.sql.SQLException {
+    /** Refuses a schema of a pre-release snapshot and one newer than this library, naming both versions. */
+    private static void refuseUnsupported(String schema, Map<Integer, MaintenanceMapper.Version> applied) {
+        MaintenanceMapper.Version first = applied.get(1);
+        if (first != null && SNAPSHOT_FIRST_VERSION.equals(first.description())) {
+            int snapshot = applied.keySet().stream().max(Integer::compare).orElse(1);
+            throw new StoreNotReadyException("schema \"" + schema + "\" was installed by a 0.1.0 pre-release snapshot "
+                    + "(its migrations 1 to " + snapshot + "), which this library (schema version " + latestVersion()
+                    + ", the 0.1.0 baseline) does not upgrade: drain or export its messages, drop the schema and "
+                    + "let the queue install it again (docs/operations.md, \"Upgrades\")");
+        }
+        int newest = applied.keySet().stream().max(Integer::compare).orElse(0);
+        if (newest > latestVersion()) {
+            throw new StoreNotReadyException("schema \"" + schema + "\" is at version " + newest
+                    + ", newer than this library's " + latestVersion() + ": a newer release migrated it, and this one "
+                    + "would put older functions back; run the newer release (docs/operations.md, \"Upgrades\")");
+        }
+    }
+
+    private static void execute(SqlSession session, String script, String schema) throws java.sql.SQLException {
         try (Statement statement = session.getConnection().createStatement()) {
-            statement.execute("DO $$ BEGIN IF to_regprocedure('\"" + schema + "\"._secure_schema()') IS NOT NULL THEN "
-                    + "PERFORM \"" + schema + "\"._secure_schema(); END IF; END $$");
+            statement.execute(script.replace("${schema}", schema));
         }
     }
 
@@ -140,7 +176,14 @@ final class SchemaMigrator {
     static void verify(SqlSessionFactory sessions, String schema) {
         Boolean present;
         try (SqlSession session = sessions.openSession(true)) {
-            present = session.getMapper(MaintenanceMapper.class).tablesPresent();
+            MaintenanceMapper mapper = session.getMapper(MaintenanceMapper.class);
+            present = mapper.tablesPresent();
+            if (Boolean.TRUE.equals(mapper.schemaVersionPresent())) {
+                refuseUnsupported(schema, mapper.appliedVersions().stream()
+                        .collect(Collectors.toMap(MaintenanceMapper.Version::version, Function.identity())));
+            }
+        } catch (StoreNotReadyException e) {
+            throw e;
         } catch (Exception e) {
             throw PostgresErrors.translate("the check of schema " + schema, e);
         }

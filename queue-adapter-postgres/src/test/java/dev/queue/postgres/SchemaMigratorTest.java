@@ -65,7 +65,7 @@ class SchemaMigratorTest {
         ExecutorService executor = Executors.newFixedThreadPool(replicas);
         try {
             CountDownLatch go = new CountDownLatch(1);
-            List<Future<List<Integer>>> results = new ArrayList<>();
+            List<Future<List<String>>> results = new ArrayList<>();
             for (int i = 0; i < replicas; i++) {
                 // each replica has a MyBatis configuration of its own, as separate processes would
                 SqlSessionFactory sessions = MyBatisSupport.sessionFactory(pool, schema);
@@ -75,13 +75,12 @@ class SchemaMigratorTest {
                 }));
             }
             go.countDown();
-            List<Integer> appliedByAll = new ArrayList<>();
-            for (Future<List<Integer>> result : results) {
+            List<String> appliedByAll = new ArrayList<>();
+            for (Future<List<String>> result : results) {
                 appliedByAll.addAll(result.get(60, TimeUnit.SECONDS));
             }
 
-            assertThat(appliedByAll).containsExactlyInAnyOrderElementsOf(
-                    SchemaMigrator.MIGRATIONS.stream().map(SchemaMigrator.Migration::version).toList());
+            assertThat(appliedByAll).containsExactlyInAnyOrderElementsOf(everything());
             assertThat(query("SELECT version FROM \"" + schema + "\".schema_version ORDER BY version"))
                     .containsExactlyElementsOf(allVersions());
             assertThat(SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema)).isEmpty();
@@ -109,25 +108,84 @@ class SchemaMigratorTest {
     }
 
     @Test
-    void theMigrationFilesAreTheListedVersionsInFlywayNamingWithOnlyTheSchemaPlaceholderAndSplittable() throws Exception {
+    void theFilesAreTheListedOnesInFlywayNamingWithOnlyTheSchemaPlaceholderAndSplittable() throws Exception {
         Path directory = Paths.get(getClass().getClassLoader().getResource("db/queue").toURI());
         List<String> files;
         try (Stream<Path> listing = Files.list(directory)) {
             files = listing.map(p -> p.getFileName().toString()).sorted().toList();
         }
-        assertThat(files).containsExactlyElementsOf(SchemaMigrator.MIGRATIONS.stream()
-                .map(m -> m.resource().substring("db/queue/".length())).sorted().toList());
+        List<String> resources = new ArrayList<>(resources());
+        assertThat(files).containsExactlyInAnyOrderElementsOf(
+                resources.stream().map(r -> r.substring("db/queue/".length())).toList());
         Pattern placeholder = Pattern.compile("\\$\\{([^}]*)}");
-        for (SchemaMigrator.Migration migration : SchemaMigrator.MIGRATIONS) {
-            String script = SchemaMigrator.read(migration.resource());
+        for (String resource : resources) {
+            String script = SchemaMigrator.read(resource);
             Matcher matcher = placeholder.matcher(script);
             while (matcher.find()) {
-                assertThat(matcher.group(1)).as("placeholder in %s", migration.resource()).isEqualTo("schema");
+                assertThat(matcher.group(1)).as("placeholder in %s", resource).isEqualTo("schema");
             }
             // tools that split scripts at semicolons (Liquibase's splitStatements) must not split inside a comment
             assertThat(script.lines().filter(line -> line.strip().startsWith("--")))
-                    .as("comment lines of %s", migration.resource()).noneMatch(line -> line.contains(";"));
+                    .as("comment lines of %s", resource).noneMatch(line -> line.contains(";"));
         }
+    }
+
+    @Test
+    void aChangedFunctionFileIsAppliedAgainAndNothingElse() {
+        String schema = newSchema();
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
+        String q = "\"" + schema + "\"";
+        // what an upgrade that changed the claim's file finds: another checksum (and here, a function gone)
+        execute("UPDATE " + q + ".schema_functions SET checksum = 0 WHERE file = 'R__claim.sql'");
+        execute("DROP FUNCTION " + q + ".pull_any(text, text[], integer, text, interval)");
+
+        assertThat(SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema))
+                .containsExactly("R__claim.sql");
+        assertThat(query("SELECT to_regprocedure('" + q + ".pull_any(text, text[], integer, text, interval)') IS NOT NULL"))
+                .containsExactly(true);
+        assertThat(SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema)).isEmpty();
+    }
+
+    @Test
+    void aSchemaNewerThanTheLibraryIsRefusedNamingBothVersionsAndKeepsItsFunctions() {
+        String schema = newSchema();
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
+        String q = "\"" + schema + "\"";
+        int newer = SchemaMigrator.latestVersion() + 1;
+        execute("INSERT INTO " + q + ".schema_version (version, description, checksum) VALUES (" + newer + ", 'later', 0)");
+        execute("UPDATE " + q + ".schema_functions SET checksum = 0");
+
+        assertThatThrownBy(() -> SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema))
+                .isInstanceOf(StoreNotReadyException.class)
+                .hasMessageContaining(schema).hasMessageContaining("version " + newer)
+                .hasMessageContaining("library's " + SchemaMigrator.latestVersion());
+        assertThat(query("SELECT count(*) FROM " + q + ".schema_functions WHERE checksum = 0"))
+                .as("no function file applied").containsExactly((long) SchemaMigrator.FUNCTION_FILES.size());
+        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).migrateOnStart(false).listen(false);
+        assertThatThrownBy(() -> PostgresQueue.create(pool, config)).isInstanceOf(StoreNotReadyException.class)
+                .hasMessageContaining("version " + newer);
+    }
+
+    @Test
+    void aSchemaOfAPreReleaseSnapshotIsRefusedWithWhatToDo() {
+        String schema = newSchema();
+        String q = "\"" + schema + "\"";
+        // what a snapshot's migrator left: its 27 versions recorded, its tables holding a message
+        for (int version = 1; version <= SnapshotMigrations.LAST; version++) {
+            execute(SnapshotMigrations.script(version).replace("${schema}", schema));
+        }
+        execute("CREATE TABLE " + q + ".schema_version (version integer NOT NULL PRIMARY KEY, description text NOT NULL,"
+                + " checksum bigint NOT NULL, installed_at timestamptz NOT NULL DEFAULT now())");
+        execute("INSERT INTO " + q + ".schema_version (version, description, checksum)"
+                + " SELECT v, CASE v WHEN 1 THEN 'messages' ELSE 'v' || v END, 0 FROM generate_series(1, "
+                + SnapshotMigrations.LAST + ") v");
+        execute("SELECT " + q + ".push('acme', 'email', '{}')");
+
+        assertThatThrownBy(() -> SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema))
+                .isInstanceOf(StoreNotReadyException.class)
+                .hasMessageContaining(schema).hasMessageContaining("1 to " + SnapshotMigrations.LAST)
+                .hasMessageContaining("version " + SchemaMigrator.latestVersion()).hasMessageContaining("drop the schema");
+        assertThat(query("SELECT count(*) FROM " + q + ".messages")).as("nothing lost").containsExactly(1L);
     }
 
     @Test
@@ -165,38 +223,9 @@ class SchemaMigratorTest {
     }
 
     @Test
-    void anInstallationAtVersionFiveKeepsItsMessagesThroughTheCollationMigration() {
+    void everyTableOfTenantDataHasItsPolicyAfterAMigration() {
         String schema = newSchema();
         SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
-        // back to what version 5 left: V6 run the other way (identifier columns in the database's default
-        // collation), 6 not recorded
-        String q = "\"" + schema + "\"";
-        // the row-level security policies of version 11 depend on the namespace columns: a version 5 had none
-        execute("DO $$ DECLARE p record; BEGIN FOR p IN SELECT policyname, tablename FROM pg_policies WHERE schemaname = '"
-                + schema + "' LOOP EXECUTE format('DROP POLICY %I ON %I.%I', p.policyname, '" + schema
-                + "', p.tablename); END LOOP; END $$");
-        execute(SchemaMigrator.read("db/queue/V6__identifier_collation.sql").replace("${schema}", schema)
-                .replace("COLLATE \"C\"", "COLLATE \"default\""));
-        execute("DELETE FROM " + q + ".schema_version WHERE version = 6");
-        PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).listen(false);
-        MessageId kept;
-        try (PostgresQueue before = PostgresQueue.create(pool, PostgresQueueConfig.defaults().schema(schema).listen(false).migrateOnStart(false))) {
-            kept = before.namespace("Billing").publish(Message.to("Invoice.Paid").uniqueKey("inv-1").json("{\"n\":1}")).id();
-        }
-
-        try (PostgresQueue upgraded = PostgresQueue.create(pool, config)) {
-            assertThat(query("SELECT version FROM " + q + ".schema_version ORDER BY version")).containsExactlyElementsOf(allVersions());
-            Namespace billing = upgraded.namespace("Billing");
-            // the key still deduplicates, the message is still claimable by its namespace and topic
-            assertThat(billing.publish(Message.to("Invoice.Paid").uniqueKey("inv-1").json("{\"n\":2}")).id()).isEqualTo(kept);
-            Delivery delivery = billing.pullOne(Pull.from("Invoice.Paid")).orElseThrow();
-            assertThat(delivery.id()).isEqualTo(kept);
-            assertThat(delivery.payload(Map.class)).isEqualTo(Map.of("n", 1));
-        }
-        assertThat(query("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + schema + "'"
-                + " AND column_name IN ('namespace', 'topic', 'unique_key', 'name') AND table_name <> 'schema_version'"
-                + " AND collation_name IS DISTINCT FROM 'C'")).containsExactly(0L);
-        // the migrator secured the schema again after applying version 6: every tenant table has its policy back
         assertThat(query("SELECT count(*) FROM pg_policies WHERE schemaname = '" + schema + "' AND policyname = 'tenant_isolation'"))
                 .containsExactly(17L);
     }
@@ -205,10 +234,27 @@ class SchemaMigratorTest {
         return SchemaMigrator.MIGRATIONS.stream().map(m -> (Object) m.version()).toList();
     }
 
+    /** What one migration of a new schema applies: every version and every function file. */
+    private static List<String> everything() {
+        List<String> all = new ArrayList<>();
+        SchemaMigrator.MIGRATIONS.forEach(m -> all.add(String.valueOf(m.version())));
+        SchemaMigrator.FUNCTION_FILES.forEach(f -> all.add(f.file()));
+        return all;
+    }
+
+    /** Every file of db/queue/, in the order the queue's migrator applies them. */
+    private static List<String> resources() {
+        List<String> all = new ArrayList<>();
+        SchemaMigrator.MIGRATIONS.forEach(m -> all.add(m.resource()));
+        SchemaMigrator.FUNCTION_FILES.forEach(f -> all.add(f.resource()));
+        all.add(SchemaMigrator.AFTER_MIGRATE);
+        return all;
+    }
+
     /** What Flyway does with the placeholder schema=&lt;name&gt;: replace it and run each file in order. */
     private void applyLikeFlyway(String schema) {
-        for (SchemaMigrator.Migration migration : SchemaMigrator.MIGRATIONS) {
-            execute(SchemaMigrator.read(migration.resource()).replace("${schema}", schema));
+        for (String resource : resources()) {
+            execute(SchemaMigrator.read(resource).replace("${schema}", schema));
         }
     }
 

@@ -55,7 +55,7 @@ final class Commands {
     static final class Migrate extends Base {
         @Override
         int run(PostgresOperator operator, Output output) {
-            List<Integer> applied = operator.migrate();
+            List<String> applied = operator.migrate();
             output.say(applied.isEmpty() ? "schema " + operator.schema() + " is up to date"
                     : "schema " + operator.schema() + ": applied migrations " + applied);
             output.result(Map.of("schema", operator.schema(), "applied", applied));

@@ -1,0 +1,635 @@
+-- Flow control (docs/flow-control.md): pausing a topic (a queue, in SQL) for the whole fleet, ordering keys, and
+-- concurrency and rate limits per topic. Tables: paused_topics, topic_ordering, topic_limits, limit_holders,
+-- limit_buckets, and messages and dead_letters for the keys.
+--
+-- A pause is a row of paused_topics. The claim reads it under a per-topic advisory lock (_flow_lock_key) that a pause
+-- and a change of limits take exclusively: they wait for the claims under way, and once committed, no claim starts a
+-- message against them. An ordering key runs its messages one at a time in id order, and behind a dead letter waits
+-- or goes on by its topic's choice (topic_ordering). Only the head of a key is pending or running: its successors
+-- wait in the state 'waiting', which the claim index does not hold, and _ordering_advance promotes the next one in
+-- the transaction that settles the head, under an advisory lock per key (_ordering_lock). Limits count running
+-- messages through limit_holders and ration starts with token buckets in limit_buckets, both kept by the claim.
+--
+-- For psql users: pause_queue, resume_queue, list_paused_queues, set_queue_ordering, get_queue_ordering,
+-- set_queue_limits, list_queue_limits and clear_queue_limits. For the Java adapter: the _engine_ functions here,
+-- called directly by trusted logins, else through their engine_ gates, which check the caller's namespace first.
+
+
+-- The advisory lock key of a topic's claims. Seeded with the schema, so two queue schemas in one database do not
+-- wait for each other (a collision would only make a claim wait for an unrelated pause, never change a result).
+CREATE OR REPLACE FUNCTION "${schema}"._flow_lock_key(p_namespace text, p_topic text) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT hashtextextended(p_namespace || '/' || p_topic, hashtext('${schema}')::bigint)
+$$;
+
+
+-- Pauses (p_paused) or resumes a topic. True when that changed something, recorded in audit_log with the actor.
+-- A resume wakes the topic's subscribers (p_notify). The exclusive lock makes a pause wait for claims under way.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_pause_topic(p_namespace text, p_topic text, p_paused boolean, p_now timestamptz,
+                                                           p_notify boolean, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_paused THEN
+        PERFORM pg_advisory_xact_lock("${schema}"._flow_lock_key(p_namespace, p_topic));
+        INSERT INTO "${schema}".paused_topics (namespace, topic, paused_at, paused_by)
+        VALUES (p_namespace, p_topic, coalesce(p_now, statement_timestamp()), p_actor)
+        ON CONFLICT (namespace, topic) DO NOTHING;
+    ELSE
+        DELETE FROM "${schema}".paused_topics p WHERE p.namespace = p_namespace AND p.topic = p_topic;
+    END IF;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)
+    VALUES (statement_timestamp(), p_namespace, p_actor, CASE WHEN p_paused THEN 'pause_queue' ELSE 'resume_queue' END,
+            p_topic, NULL, 1);
+    IF NOT p_paused AND p_notify THEN
+        PERFORM pg_notify('${schema}_wakeup', p_namespace || '/' || p_topic);
+    END IF;
+    RETURN true;
+END
+$$;
+
+
+-- The paused topics of a namespace, by name.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_paused_topics(p_namespace text)
+RETURNS TABLE (topic text, paused_at timestamptz, paused_by text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY SELECT p.topic::text, p.paused_at, p.paused_by
+                 FROM "${schema}".paused_topics p
+                 WHERE p.namespace = p_namespace
+                 ORDER BY p.topic;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_pause_topic(p_namespace text, p_topic text, p_paused boolean, p_now timestamptz,
+                                                          p_notify boolean, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN "${schema}"._engine_pause_topic(p_namespace, p_topic, p_paused, p_now, p_notify, p_actor);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_paused_topics(p_namespace text)
+RETURNS TABLE (topic text, paused_at timestamptz, paused_by text)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_paused_topics(p_namespace);
+END
+$$;
+
+
+-- True when the queue was running and is paused now. Messages already running finish, nothing new is claimed.
+CREATE OR REPLACE FUNCTION "${schema}".pause_queue(p_namespace text, p_queue text) RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    RETURN "${schema}"._engine_pause_topic(p_namespace, p_queue, true, NULL, false, "${schema}".current_actor());
+END
+$$;
+
+
+-- True when the queue was paused and runs again: its subscribers are woken (unless queue.notify is off).
+CREATE OR REPLACE FUNCTION "${schema}".resume_queue(p_namespace text, p_queue text) RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    RETURN "${schema}"._engine_pause_topic(p_namespace, p_queue, false, NULL, "${schema}"._notify_wanted(NULL),
+                                           "${schema}".current_actor());
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".list_paused_queues(p_namespace text)
+RETURNS TABLE (queue text, paused_at timestamptz, paused_by text)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_paused_topics(p_namespace);
+END
+$$;
+
+
+-- Locks the keys given (arrays of equal length, NULL keys skipped) for the rest of the transaction, in the order of
+-- their lock values. A collision of two keys' values only makes them wait for each other. The two-int form never meets
+-- the one-bigint locks of the topics. A keyed publish takes these before it draws ids, so the ids of a key follow the
+-- order in which its publishers commit, and every path that may promote takes them too. Each statement after the lock
+-- must read with a fresh snapshot, which READ COMMITTED gives and REPEATABLE READ does not: keyed work in a stricter
+-- transaction is refused (QU006). The unique index messages_ordering_head_idx makes two heads of one key impossible
+-- whatever writes the table.
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_lock(p_namespaces text[], p_topics text[], p_keys text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION USING ERRCODE = 'QU006',
+            MESSAGE = format('ordering keys need READ COMMITTED transactions, this one is %s',
+                             upper(current_setting('transaction_isolation'))),
+            HINT = 'publish and settle messages with an ordering key in a READ COMMITTED transaction (the default)';
+    END IF;
+    PERFORM pg_advisory_xact_lock(k.space, k.key)
+    FROM (SELECT DISTINCT hashtext('${schema}/' || u.namespace || '/' || u.topic) AS space, hashtext(u.key) AS key
+          FROM unnest(p_namespaces, p_topics, p_keys) AS u(namespace, topic, key)
+          WHERE u.key IS NOT NULL
+          ORDER BY 1, 2) k;
+END
+$$;
+
+
+-- Whether messages of the topic wait behind a dead letter of their key (the default) rather than go on.
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_waits(p_namespace text, p_topic text) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN NOT EXISTS (SELECT 1 FROM "${schema}".topic_ordering o
+                       WHERE o.namespace = p_namespace AND o.topic = p_topic AND o.behind_dead_letter = 'continue');
+END
+$$;
+
+
+-- Whether a message published now to the key may be its head: the key has no live message, and no dead letter when
+-- the topic waits behind them. A function, so that each keyed message of a publish probes the partial indexes rather
+-- than the planner hashing every keyed row of the table. Reads the caller's snapshot (STABLE).
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_free(p_namespace text, p_topic text, p_key text) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
+                         AND m.state <> 'waiting')
+       AND NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
+                         AND m.state = 'waiting')
+       AND NOT ("${schema}"._ordering_waits(p_namespace, p_topic)
+                AND EXISTS (SELECT 1 FROM "${schema}".dead_letters d
+                            WHERE d.namespace = p_namespace AND d.topic = p_topic AND d.ordering_key = p_key));
+END
+$$;
+
+
+-- Locks the keys given (arrays of equal length) and promotes them in one statement, so that settling many keyed
+-- messages holds their keys' locks, and with them the keys' publishers, only briefly. A key advances when it has no
+-- head: its first waiting message becomes pending, unless the topic waits behind dead letters and a dead letter of the
+-- key came before it. Every probe is a LATERAL subquery with LIMIT 1, so each key costs index probes whatever the
+-- planner guesses of the number of keys (a hash of every keyed row of the table would read it all). Returns how many
+-- messages became pending.
+--
+-- A promoted message keeps its id and gets the promotion's time as its due time (unless it was due later), so it
+-- often sorts behind the positions claimers resume after (ClaimCursor), where only the sweep behind the positions
+-- would find it. Besides the wake-up of its topic, each promotion therefore sends
+-- 'promoted:namespace/topic/priority/due-micros/id' on the same channel with the first promoted message in claim
+-- order: the topic's subscribers move their position back to just before it, and their next claim reads from there.
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_advance(p_namespaces text[], p_topics text[], p_keys text[],
+                                                         p_now timestamptz, p_notify boolean)
+RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    PERFORM "${schema}"._ordering_lock(p_namespaces, p_topics, p_keys);
+    WITH keys AS MATERIALIZED (
+        SELECT DISTINCT u.namespace, u.topic, u.key
+        FROM unnest(p_namespaces, p_topics, p_keys) AS u(namespace, topic, key)
+        WHERE u.key IS NOT NULL
+    ),
+    topics AS MATERIALIZED (
+        SELECT t.namespace, t.topic, "${schema}"._ordering_waits(t.namespace, t.topic) AS waits
+        FROM (SELECT DISTINCT k.namespace, k.topic FROM keys k) t
+    ),
+    next AS MATERIALIZED (
+        SELECT n.id
+        FROM keys k
+        JOIN topics t ON t.namespace = k.namespace AND t.topic = k.topic
+        CROSS JOIN LATERAL (
+            SELECT m.id
+            FROM "${schema}".messages m
+            WHERE m.namespace = k.namespace AND m.topic = k.topic AND m.ordering_key = k.key AND m.state = 'waiting'
+            ORDER BY m.id
+            LIMIT 1
+        ) n
+        LEFT JOIN LATERAL (
+            SELECT true AS found
+            FROM "${schema}".messages h
+            WHERE h.namespace = k.namespace AND h.topic = k.topic AND h.ordering_key = k.key AND h.state <> 'waiting'
+            LIMIT 1
+        ) head ON true
+        LEFT JOIN LATERAL (
+            SELECT true AS found
+            FROM "${schema}".dead_letters d
+            WHERE t.waits AND d.namespace = k.namespace AND d.topic = k.topic AND d.ordering_key = k.key
+              AND d.id < n.id
+            LIMIT 1
+        ) dead ON true
+        WHERE head.found IS NULL AND dead.found IS NULL
+    ),
+    promoted AS (
+        UPDATE "${schema}".messages m
+        SET state = 'pending', run_at = greatest(m.run_at, coalesce(p_now, statement_timestamp()))
+        -- primary key probes: a join let the planner read every waiting row through their index
+        WHERE m.id = ANY (ARRAY(SELECT x.id FROM next x)) AND m.state = 'waiting'
+        RETURNING m.namespace, m.topic, m.priority, m.run_at, m.id
+    ),
+    notified AS (
+        SELECT pg_notify('${schema}_wakeup', p.namespace || '/' || p.topic),
+               pg_notify('${schema}_wakeup', 'promoted:' || p.namespace || '/' || p.topic || '/' || p.priority || '/'
+                                             || (extract(epoch FROM p.run_at) * 1000000)::bigint || '/' || p.id)
+        FROM (SELECT DISTINCT ON (y.namespace, y.topic) y.namespace, y.topic, y.priority, y.run_at, y.id
+              FROM promoted y
+              ORDER BY y.namespace, y.topic, y.priority, y.run_at, y.id) p
+        WHERE p_notify
+    )
+    SELECT count(*) INTO v_count
+    FROM promoted
+    WHERE (SELECT count(*) FROM notified) >= 0;
+    RETURN v_count;
+END
+$$;
+
+
+-- Sets the choice behind a dead letter of a topic ('wait' or 'continue'). True when it changed, recorded in
+-- audit_log ('ordering_wait' or 'ordering_continue', the topic) with the actor. Going to 'continue' promotes at once
+-- the keys of the topic that waited behind a dead letter only, and wakes the topic's subscribers (p_notify).
+CREATE OR REPLACE FUNCTION "${schema}"._engine_set_ordering(p_namespace text, p_topic text, p_behind_dead_letter text,
+                                                            p_now timestamptz, p_notify boolean, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_was  text;
+    v_keys text[];
+BEGIN
+    -- one setter of a topic at a time (the upsert below would wait anyway, but not before reading the old value)
+    PERFORM pg_advisory_xact_lock(hashtext('${schema}/ordering'), hashtext(p_namespace || '/' || p_topic));
+    v_was := coalesce((SELECT o.behind_dead_letter FROM "${schema}".topic_ordering o
+                       WHERE o.namespace = p_namespace AND o.topic = p_topic), 'wait');
+    IF v_was = p_behind_dead_letter THEN
+        RETURN false;
+    END IF;
+    INSERT INTO "${schema}".topic_ordering AS o (namespace, topic, behind_dead_letter, changed_at, changed_by)
+    VALUES (p_namespace, p_topic, p_behind_dead_letter, coalesce(p_now, statement_timestamp()), p_actor)
+    ON CONFLICT (namespace, topic) DO UPDATE
+        SET behind_dead_letter = excluded.behind_dead_letter, changed_at = excluded.changed_at,
+            changed_by = excluded.changed_by;
+    INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)
+    VALUES (statement_timestamp(), p_namespace, p_actor, 'ordering_' || p_behind_dead_letter, p_topic, NULL, 1);
+    IF p_behind_dead_letter = 'continue' THEN
+        v_keys := ARRAY(SELECT DISTINCT m.ordering_key::text FROM "${schema}".messages m
+                        WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.state = 'waiting');
+        IF cardinality(v_keys) > 0 THEN
+            PERFORM "${schema}"._ordering_advance(array_fill(p_namespace, ARRAY[cardinality(v_keys)]),
+                                                  array_fill(p_topic, ARRAY[cardinality(v_keys)]), v_keys, p_now,
+                                                  p_notify);
+        END IF;
+    END IF;
+    RETURN true;
+END
+$$;
+
+
+-- The choice of a topic: 'wait' (also when never set) or 'continue'.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_ordering(p_namespace text, p_topic text) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN coalesce((SELECT o.behind_dead_letter FROM "${schema}".topic_ordering o
+                     WHERE o.namespace = p_namespace AND o.topic = p_topic), 'wait');
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_set_ordering(p_namespace text, p_topic text, p_behind_dead_letter text,
+                                                           p_now timestamptz, p_notify boolean, p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN "${schema}"._engine_set_ordering(p_namespace, p_topic, p_behind_dead_letter, p_now, p_notify, p_actor);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_ordering(p_namespace text, p_topic text) RETURNS text
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN "${schema}"._engine_ordering(p_namespace, p_topic);
+END
+$$;
+
+
+-- 'wait' or 'continue' (p_behind_dead_letter): true when the queue's choice changed, recorded with the session's
+-- actor. 'continue' lets the keys waiting behind a dead letter go on at once.
+CREATE OR REPLACE FUNCTION "${schema}".set_queue_ordering(p_namespace text, p_queue text, p_behind_dead_letter text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    IF p_behind_dead_letter IS NULL OR p_behind_dead_letter NOT IN ('wait', 'continue') THEN
+        PERFORM "${schema}"._invalid('p_behind_dead_letter', "${schema}"._shown(p_behind_dead_letter),
+                                     'wait or continue');
+    END IF;
+    RETURN "${schema}"._engine_set_ordering(p_namespace, p_queue, p_behind_dead_letter, NULL,
+                                            "${schema}"._notify_wanted(NULL), "${schema}".current_actor());
+END
+$$;
+
+
+-- The queue's choice behind a dead letter: 'wait' (the default) or 'continue'.
+CREATE OR REPLACE FUNCTION "${schema}".get_queue_ordering(p_namespace text, p_queue text) RETURNS text
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    RETURN "${schema}"._engine_ordering(p_namespace, p_queue);
+END
+$$;
+
+
+-- Tokens a bucket holds at p_now: what it held at its last refill plus the refill since (none when the clock went
+-- back), at most its capacity. A topic or partition without a row has a full bucket.
+CREATE OR REPLACE FUNCTION "${schema}"._bucket_tokens(p_tokens double precision, p_refilled_at timestamptz, p_starts integer,
+                                                      p_period_micros bigint, p_now timestamptz)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_tokens IS NULL THEN p_starts::double precision
+                ELSE least(p_starts::double precision,
+                           p_tokens + greatest(0, extract(epoch FROM p_now - p_refilled_at) * 1000000)
+                                      * p_starts / p_period_micros)
+           END
+$$;
+
+
+-- A message's partition under a topic's limits: the header's value or the ordering key, '' without one.
+CREATE OR REPLACE FUNCTION "${schema}"._limit_partition(p_headers jsonb, p_ordering_key text, p_kind text, p_name text)
+RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE p_kind WHEN 'header' THEN coalesce(p_headers ->> p_name, '')
+                       WHEN 'ordering_key' THEN coalesce(p_ordering_key, '')
+                       ELSE '' END
+$$;
+
+
+-- Whether a topic's only limit is a topic-wide rate.
+CREATE OR REPLACE FUNCTION "${schema}"._rate_alone(p_limits "${schema}".topic_limits) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT p_limits.rate_starts IS NOT NULL AND p_limits.max_running IS NULL
+           AND p_limits.max_running_per_partition IS NULL AND p_limits.partition_rate_starts IS NULL
+$$;
+
+
+-- The limited topics of a namespace, by name.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_topic_limits(p_namespace text)
+RETURNS TABLE (topic text, max_running integer, partition_kind text, partition_name text,
+               max_running_per_partition integer, rate_starts integer, rate_period_micros bigint,
+               partition_rate_starts integer, partition_rate_period_micros bigint, set_at timestamptz, set_by text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY SELECT l.topic::text, l.max_running, l.partition_kind, l.partition_name, l.max_running_per_partition,
+                        l.rate_starts, l.rate_period_micros, l.partition_rate_starts, l.partition_rate_period_micros,
+                        l.set_at, l.set_by
+                 FROM "${schema}".topic_limits l
+                 WHERE l.namespace = p_namespace
+                 ORDER BY l.topic;
+END
+$$;
+
+
+-- Sets a topic's limits, or clears them when all four are NULL, under the topic's exclusive claim lock. True when they
+-- changed, recorded in audit_log with the actor. The messages running now count against the new limits: the holders
+-- are rebuilt from them, each taking its partition from the header or the ordering key. A change of the kind of
+-- partition or of its header starts the partitions' buckets afresh, and a rate removed takes its buckets with it.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_set_topic_limits(
+    p_namespace text, p_topic text, p_max_running integer, p_partition_kind text, p_partition_name text,
+    p_max_running_per_partition integer, p_rate_starts integer, p_rate_period_micros bigint,
+    p_partition_rate_starts integer, p_partition_rate_period_micros bigint, p_now timestamptz, p_notify boolean,
+    p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_old "${schema}".topic_limits;
+    v_clear boolean := p_max_running IS NULL AND p_max_running_per_partition IS NULL AND p_rate_starts IS NULL
+                       AND p_partition_rate_starts IS NULL;
+BEGIN
+    PERFORM pg_advisory_xact_lock("${schema}"._flow_lock_key(p_namespace, p_topic));
+    SELECT * INTO v_old FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = p_topic;
+    IF v_clear THEN
+        IF v_old.topic IS NULL THEN
+            RETURN false;
+        END IF;
+        DELETE FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = p_topic;
+        DELETE FROM "${schema}".limit_holders h WHERE h.namespace = p_namespace AND h.topic = p_topic;
+        DELETE FROM "${schema}".limit_buckets b WHERE b.namespace = p_namespace AND b.topic = p_topic;
+    ELSE
+        IF v_old.topic IS NOT NULL
+                AND v_old.max_running IS NOT DISTINCT FROM p_max_running
+                AND v_old.partition_kind IS NOT DISTINCT FROM p_partition_kind
+                AND v_old.partition_name IS NOT DISTINCT FROM p_partition_name
+                AND v_old.max_running_per_partition IS NOT DISTINCT FROM p_max_running_per_partition
+                AND v_old.rate_starts IS NOT DISTINCT FROM p_rate_starts
+                AND v_old.rate_period_micros IS NOT DISTINCT FROM p_rate_period_micros
+                AND v_old.partition_rate_starts IS NOT DISTINCT FROM p_partition_rate_starts
+                AND v_old.partition_rate_period_micros IS NOT DISTINCT FROM p_partition_rate_period_micros THEN
+            RETURN false;
+        END IF;
+        INSERT INTO "${schema}".topic_limits AS l (namespace, topic, max_running, partition_kind, partition_name,
+                                                   max_running_per_partition, rate_starts, rate_period_micros,
+                                                   partition_rate_starts, partition_rate_period_micros, set_at,
+                                                   set_by)
+        VALUES (p_namespace, p_topic, p_max_running, p_partition_kind, p_partition_name, p_max_running_per_partition,
+                p_rate_starts, p_rate_period_micros, p_partition_rate_starts, p_partition_rate_period_micros,
+                coalesce(p_now, statement_timestamp()), p_actor)
+        ON CONFLICT (namespace, topic) DO UPDATE
+        SET max_running = excluded.max_running, partition_kind = excluded.partition_kind,
+            partition_name = excluded.partition_name, max_running_per_partition = excluded.max_running_per_partition,
+            rate_starts = excluded.rate_starts, rate_period_micros = excluded.rate_period_micros,
+            partition_rate_starts = excluded.partition_rate_starts,
+            partition_rate_period_micros = excluded.partition_rate_period_micros,
+            set_at = excluded.set_at, set_by = excluded.set_by;
+        -- the messages running now count against the new limits, whoever claimed them
+        DELETE FROM "${schema}".limit_holders h WHERE h.namespace = p_namespace AND h.topic = p_topic;
+        INSERT INTO "${schema}".limit_holders (namespace, topic, message_id, lease_token, partition)
+        SELECT p_namespace, p_topic, m.id, m.lease_token,
+               "${schema}"._limit_partition(m.headers, m.ordering_key, p_partition_kind, p_partition_name)
+        FROM "${schema}".messages m
+        WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.state = 'running'
+          AND (p_max_running IS NOT NULL OR p_max_running_per_partition IS NOT NULL);
+        IF v_old.partition_kind IS DISTINCT FROM p_partition_kind OR v_old.partition_name IS DISTINCT FROM p_partition_name
+                OR p_partition_rate_starts IS NULL THEN
+            DELETE FROM "${schema}".limit_buckets b
+            WHERE b.namespace = p_namespace AND b.topic = p_topic AND b.scope = 1;
+        END IF;
+        IF p_rate_starts IS NULL THEN
+            DELETE FROM "${schema}".limit_buckets b
+            WHERE b.namespace = p_namespace AND b.topic = p_topic AND b.scope = 0;
+        END IF;
+    END IF;
+    INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)
+    VALUES (statement_timestamp(), p_namespace, p_actor,
+            CASE WHEN v_clear THEN 'clear_queue_limits' ELSE 'set_queue_limits' END, p_topic, NULL, 1);
+    IF p_notify THEN
+        PERFORM pg_notify('${schema}_wakeup', p_namespace || '/' || p_topic);
+    END IF;
+    RETURN true;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_set_topic_limits(
+    p_namespace text, p_topic text, p_max_running integer, p_partition_kind text, p_partition_name text,
+    p_max_running_per_partition integer, p_rate_starts integer, p_rate_period_micros bigint,
+    p_partition_rate_starts integer, p_partition_rate_period_micros bigint, p_now timestamptz, p_notify boolean,
+    p_actor text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN "${schema}"._engine_set_topic_limits(p_namespace, p_topic, p_max_running, p_partition_kind,
+        p_partition_name, p_max_running_per_partition, p_rate_starts, p_rate_period_micros, p_partition_rate_starts,
+        p_partition_rate_period_micros, p_now, p_notify, p_actor);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_topic_limits(p_namespace text)
+RETURNS TABLE (topic text, max_running integer, partition_kind text, partition_name text,
+               max_running_per_partition integer, rate_starts integer, rate_period_micros bigint,
+               partition_rate_starts integer, partition_rate_period_micros bigint, set_at timestamptz, set_by text)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_topic_limits(p_namespace);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".set_queue_limits(
+    p_namespace text, p_queue text, p_max_running integer DEFAULT NULL, p_partition_header text DEFAULT NULL,
+    p_max_running_per_partition integer DEFAULT NULL, p_rate_limit integer DEFAULT NULL,
+    p_rate_period interval DEFAULT NULL, p_partition_rate_limit integer DEFAULT NULL,
+    p_partition_rate_period interval DEFAULT NULL, p_partition_kind text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+DECLARE
+    v_per_partition boolean := p_max_running_per_partition IS NOT NULL OR p_partition_rate_limit IS NOT NULL;
+    v_kind          text := coalesce(p_partition_kind, CASE WHEN p_partition_header IS NOT NULL THEN 'header' END);
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    IF p_max_running IS NULL AND p_max_running_per_partition IS NULL AND p_rate_limit IS NULL
+            AND p_partition_rate_limit IS NULL THEN
+        PERFORM "${schema}"._invalid('p_max_running', 'null',
+            'at least one of p_max_running, p_max_running_per_partition, p_rate_limit, p_partition_rate_limit '
+            '(clear_queue_limits clears them)');
+    END IF;
+    IF p_max_running IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_running', p_max_running, 1, 100000, '1 to 100000');
+    END IF;
+    IF p_max_running_per_partition IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_running_per_partition', p_max_running_per_partition, 1, 100000,
+                                         '1 to 100000');
+    END IF;
+    IF p_rate_limit IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_rate_limit', p_rate_limit, 1, 1000000, '1 to 1000000');
+        PERFORM "${schema}"._check_interval('p_rate_period', p_rate_period, interval '1 millisecond',
+                                            interval '1 day', '1 ms to 1 day');
+    ELSIF p_rate_period IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_rate_period', p_rate_period::text, 'null without p_rate_limit');
+    END IF;
+    IF p_partition_rate_limit IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_partition_rate_limit', p_partition_rate_limit, 1, 1000000,
+                                         '1 to 1000000');
+        PERFORM "${schema}"._check_interval('p_partition_rate_period', p_partition_rate_period,
+                                            interval '1 millisecond', interval '1 day', '1 ms to 1 day');
+    ELSIF p_partition_rate_period IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_partition_rate_period', p_partition_rate_period::text,
+                                     'null without p_partition_rate_limit');
+    END IF;
+    IF p_partition_kind IS NOT NULL AND p_partition_kind NOT IN ('header', 'ordering_key') THEN
+        PERFORM "${schema}"._invalid('p_partition_kind', "${schema}"._shown(p_partition_kind),
+                                     'header or ordering_key');
+    END IF;
+    IF v_per_partition THEN
+        IF v_kind = 'ordering_key' THEN
+            IF p_partition_header IS NOT NULL THEN
+                PERFORM "${schema}"._invalid('p_partition_header', "${schema}"._shown(p_partition_header),
+                                             'null with p_partition_kind ordering_key');
+            END IF;
+        ELSE
+            PERFORM "${schema}"._check_name('p_partition_header', p_partition_header);
+        END IF;
+    ELSIF p_partition_header IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_partition_header', "${schema}"._shown(p_partition_header),
+            'null without p_max_running_per_partition or p_partition_rate_limit');
+    ELSIF p_partition_kind IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_partition_kind', "${schema}"._shown(p_partition_kind),
+            'null without p_max_running_per_partition or p_partition_rate_limit');
+    END IF;
+    RETURN "${schema}"._engine_set_topic_limits(p_namespace, p_queue, p_max_running,
+        CASE WHEN v_per_partition THEN v_kind END, p_partition_header, p_max_running_per_partition, p_rate_limit,
+        "${schema}"._micros(p_rate_period), p_partition_rate_limit, "${schema}"._micros(p_partition_rate_period), NULL,
+        "${schema}"._notify_wanted(NULL), "${schema}".current_actor());
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".list_queue_limits(p_namespace text)
+RETURNS TABLE (queue text, max_running integer, partition_header text, max_running_per_partition integer,
+               rate_limit integer, rate_period interval, partition_rate_limit integer,
+               partition_rate_period interval, set_at timestamptz, set_by text, partition_kind text)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    RETURN QUERY SELECT l.topic, l.max_running, l.partition_name, l.max_running_per_partition, l.rate_starts,
+                        l.rate_period_micros * interval '1 microsecond', l.partition_rate_starts,
+                        l.partition_rate_period_micros * interval '1 microsecond', l.set_at, l.set_by,
+                        l.partition_kind
+                 FROM "${schema}"._engine_topic_limits(p_namespace) l;
+END
+$$;
+
+
+-- True when the queue had limits and has none now.
+CREATE OR REPLACE FUNCTION "${schema}".clear_queue_limits(p_namespace text, p_queue text) RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    RETURN "${schema}"._engine_set_topic_limits(p_namespace, p_queue, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, "${schema}"._notify_wanted(NULL), "${schema}".current_actor());
+END
+$$;

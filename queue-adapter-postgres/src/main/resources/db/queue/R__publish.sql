@@ -1,0 +1,442 @@
+-- Publishing: messages inserted into the hot table (messages), their topics registered (topics) and the wake-up the
+-- subscribers LISTEN for sent in the same transaction, so it is delivered only if that commits. Tables: messages,
+-- topics, and topic_published for the counts of the SQL API (_count_published).
+--
+-- A unique key is held by a live message: a publish of the same key is a duplicate, answered with the holder's id.
+-- An ordering key makes a message run only after every earlier message (lower id) of its namespace, topic and key
+-- has left. A keyed publish takes a transaction-level advisory lock per key (_ordering_lock) before it draws ids, so
+-- the ids of a key follow the order in which its publishers commit, and stores a message pending when it may be the
+-- head of its key, else waiting (R__flow_control.sql). Both keys live in partial indexes: messages without keys pay
+-- next to nothing for them.
+--
+-- For psql users: push and push_batch, which check their input, apply the queue policy and count the messages. For
+-- the Java adapter: _engine_publish (unique or ordering keys, or a topic not yet registered), _engine_publish_fast (a
+-- batch without keys to registered topics) and _engine_publish_one, called directly by trusted logins, else through
+-- the gates engine_publish, engine_publish_fast and engine_publish_one, which check the caller's namespaces first.
+
+
+-- Whether a change that makes messages claimable sends its wake-up: the parameter when given, else the
+-- setting queue.notify (off, false or 0 suppress, for example set_config('queue.notify', 'off', true)).
+CREATE OR REPLACE FUNCTION "${schema}"._notify_wanted(p_notify boolean) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(p_notify,
+                    lower(coalesce(nullif(current_setting('queue.notify', true), ''), 'on')) NOT IN ('off', 'false', '0', 'no'))
+$$;
+
+
+-- The wake-up the Java subscribers LISTEN for: channel "<schema>_wakeup", payload "namespace/topic". Sent inside
+-- the caller's transaction, so it is delivered only if that commits.
+CREATE OR REPLACE FUNCTION "${schema}"._wake(p_namespace text, p_queue text) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_notify('${schema}_wakeup', p_namespace || '/' || p_queue)
+$$;
+
+
+-- The due time of a push: p_run_at when given (p_delay is then ignored, as in the Java API), else now + p_delay.
+CREATE OR REPLACE FUNCTION "${schema}"._run_at(p_delay interval, p_run_at timestamptz) RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF p_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_run_at', p_run_at);
+        RETURN p_run_at;
+    END IF;
+    IF p_delay IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_delay', p_delay, interval '0', interval '365 days', '0 to 365 days');
+    END IF;
+    RETURN statement_timestamp() + coalesce("${schema}"._micros(p_delay), 0) * interval '1 microsecond';
+END
+$$;
+
+
+-- The insert of a schedule's message fired in SQL (tick_schedules, run_schedule_now): its id, counted in
+-- topic_published, or NULL when a live message holds its unique key.
+CREATE OR REPLACE FUNCTION "${schema}"._insert_message(
+    p_namespace text, p_queue text, p_payload json, p_headers jsonb, p_priority integer, p_max_attempts integer,
+    p_unique_key text, p_run_at timestamptz, p_notify boolean)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id        bigint;
+    v_duplicate boolean;
+BEGIN
+    SELECT e.id, e.duplicate INTO v_id, v_duplicate
+    FROM "${schema}"._engine_publish(ARRAY[p_namespace], ARRAY[p_queue], ARRAY[p_payload::text],
+                                     ARRAY[p_headers::text], ARRAY[p_priority], ARRAY[p_max_attempts],
+                                     ARRAY[p_unique_key], ARRAY["${schema}"._micros(p_run_at - timestamptz 'epoch')],
+                                     ARRAY[NULL::bigint], NULL, "${schema}"._notify_wanted(p_notify),
+                                     "${schema}".current_actor(), NULL) e;
+    IF v_duplicate THEN
+        RETURN NULL;
+    END IF;
+    PERFORM "${schema}"._count_published(p_namespace, p_queue, 1);
+    RETURN v_id;
+END
+$$;
+
+
+-- A publish in the caller's order ("ord" from 1): the id of each message and whether it was a duplicate (the id is
+-- then the holder's). Within the batch only the first message of a unique key is inserted, later ones are its
+-- duplicates. Ids are drawn in the caller's order, rows inserted in key order (two batches with overlapping keys lock
+-- them in the same order). ON CONFLICT DO NOTHING skips keys held by a live message and the holder is found by a probe
+-- of the unique index. A holder committed after the statement's snapshot is not visible to that probe, nor is one
+-- that was freed meanwhile: those messages go round again (a new statement, a new snapshot), at most ten rounds. Rows
+-- of a later round come after the rows of the earlier ones: callers sort by ord. Every join is a hash lookup or an
+-- index probe per message, never a nested loop over two unnested arrays (a batch holds up to 10,000).
+--
+-- Ordering keys (p_ordering_keys, NULL or shorter: none) are locked before any id is drawn. A keyed message is
+-- inserted pending when it is the first of its key in the batch and its key has no live message (and, when the
+-- topic waits behind dead letters, no dead letter), otherwise waiting. When the first of a key was a duplicate (not
+-- inserted), the key is advanced afterwards, so the next of the batch becomes its head.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_publish(
+    p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
+    p_max_attempts integer[], p_unique_keys text[], p_run_at_us bigint[], p_delay_us bigint[],
+    p_now timestamptz, p_notify boolean, p_actor text, p_ordering_keys text[])
+RETURNS TABLE (ord integer, id bigint, duplicate boolean)
+LANGUAGE plpgsql
+SET plan_cache_mode = 'force_generic_plan'
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_open      integer[];
+    v_ords      integer[];
+    v_ids       bigint[];
+    v_dups      boolean[];
+    v_round     integer := 0;
+    v_keyed     boolean;
+    v_keyed_dup boolean := false;
+BEGIN
+    IF coalesce(cardinality(p_namespaces), 0) = 0 THEN
+        RETURN;
+    END IF;
+    v_keyed := EXISTS (SELECT 1 FROM unnest(p_ordering_keys) AS k(key) WHERE k.key IS NOT NULL);
+    IF v_keyed THEN
+        PERFORM "${schema}"._ordering_lock(p_namespaces, p_topics, p_ordering_keys);
+    END IF;
+    LOOP
+        WITH input AS MATERIALIZED (
+            SELECT v.*, nextval('"${schema}".message_ids') AS new_id
+            FROM (
+                SELECT w.*,
+                       (w.ordering_key IS NOT NULL AND w.first_of_key
+                        AND w.ord = min(w.ord) FILTER (WHERE w.first_of_key)
+                                        OVER (PARTITION BY w.namespace, w.topic, w.ordering_key)) AS head_of_batch
+                FROM (
+                    SELECT i.*,
+                           (i.unique_key IS NULL
+                            OR i.ord = min(i.ord) OVER (PARTITION BY i.namespace, i.topic, i.unique_key)) AS first_of_key
+                    FROM unnest(p_namespaces, p_topics, p_payloads, p_headers, p_priorities, p_max_attempts,
+                                p_unique_keys, p_run_at_us, p_delay_us, p_ordering_keys)
+                         WITH ORDINALITY AS i(namespace, topic, payload, headers, priority, max_attempts, unique_key,
+                                              run_at_us, delay_us, ordering_key, ord)
+                    WHERE i.ord <= cardinality(p_namespaces)
+                      AND (v_open IS NULL OR i.ord = ANY (v_open))
+                ) w
+            ) v
+            ORDER BY v.ord
+        ),
+        inserted AS (
+            INSERT INTO "${schema}".messages AS m (id, namespace, topic, payload, headers, priority, max_attempts,
+                                                   unique_key, run_at, published_at, published_by, ordering_key, state)
+            SELECT x.new_id, x.namespace, x.topic, x.payload::json, x.headers::jsonb, x.priority, x.max_attempts,
+                   x.unique_key,
+                   coalesce(timestamptz 'epoch' + x.run_at_us * interval '1 microsecond',
+                            coalesce(p_now, statement_timestamp()) + coalesce(x.delay_us, 0) * interval '1 microsecond'),
+                   coalesce(p_now, statement_timestamp()), p_actor, x.ordering_key,
+                   CASE
+                       WHEN x.ordering_key IS NULL THEN 'pending'
+                       WHEN x.head_of_batch AND "${schema}"._ordering_free(x.namespace, x.topic, x.ordering_key)
+                           THEN 'pending'
+                       ELSE 'waiting'
+                   END
+            FROM input x
+            WHERE x.first_of_key
+            ORDER BY x.namespace, x.topic, x.unique_key NULLS LAST, x.ord
+            ON CONFLICT (namespace, topic, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+            RETURNING m.id, m.namespace, m.topic
+        ),
+        registered AS (
+            INSERT INTO "${schema}".topics (namespace, topic, first_published_at)
+            SELECT DISTINCT y.namespace, y.topic, coalesce(p_now, statement_timestamp()) FROM inserted y
+            ORDER BY 1, 2
+            ON CONFLICT (namespace, topic) DO NOTHING
+        ),
+        notified AS (
+            SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic)
+            FROM (SELECT DISTINCT y.namespace, y.topic FROM inserted y) t
+            WHERE p_notify
+        ),
+        flagged AS MATERIALIZED (
+            /* "IN" in a select list is a hashed SubPlan: one hash of the inserted ids, not a join to plan */
+            SELECT x.*, x.new_id IN (SELECT y.id FROM inserted y) AS was_inserted FROM input x
+        ),
+        resolved AS (
+            SELECT r.ord, r.namespace, r.topic, r.unique_key, r.first_of_key, r.was_inserted,
+                   CASE WHEN r.was_inserted THEN r.new_id ELSE h.id END AS own_id
+            FROM flagged r
+            LEFT JOIN LATERAL (
+                SELECT m.id
+                FROM "${schema}".messages m
+                WHERE NOT r.was_inserted AND r.first_of_key AND r.unique_key IS NOT NULL
+                  AND m.namespace = r.namespace AND m.topic = r.topic AND m.unique_key = r.unique_key
+            ) h ON true
+        )
+        SELECT array_agg(s.ord::integer ORDER BY s.ord),
+               array_agg(CASE WHEN s.first_of_key THEN s.own_id ELSE s.first_id END ORDER BY s.ord),
+               array_agg(NOT s.was_inserted ORDER BY s.ord)
+        INTO v_ords, v_ids, v_dups
+        FROM (SELECT z.*,
+                     first_value(z.own_id) OVER (PARTITION BY z.namespace, z.topic, z.unique_key ORDER BY z.ord) AS first_id
+              FROM resolved z) s
+        WHERE (SELECT count(*) FROM notified) >= 0;
+
+        IF v_keyed AND NOT v_keyed_dup THEN
+            v_keyed_dup := EXISTS (SELECT 1 FROM unnest(v_ords, v_dups) AS u(o, d)
+                                   WHERE u.d AND p_ordering_keys[u.o] IS NOT NULL);
+        END IF;
+        RETURN QUERY SELECT u.o, u.i, u.d FROM unnest(v_ords, v_ids, v_dups) AS u(o, i, d) WHERE u.i IS NOT NULL;
+        v_open := ARRAY(SELECT u.o FROM unnest(v_ords, v_ids) AS u(o, i) WHERE u.i IS NULL);
+        EXIT WHEN cardinality(v_open) = 0;
+        v_round := v_round + 1;
+        IF v_round >= 10 THEN
+            RAISE EXCEPTION USING ERRCODE = '40001',
+                MESSAGE = format('publish gave up after %s rounds: the unique keys of %s message(s) (ordinals %s) '
+                                 'kept being held and freed concurrently', v_round, cardinality(v_open), v_open::text);
+        END IF;
+    END LOOP;
+    IF v_keyed_dup THEN
+        PERFORM "${schema}"._ordering_advance(p_namespaces, p_topics, p_ordering_keys, p_now, p_notify);
+    END IF;
+END
+$$;
+
+
+-- The publish of a batch without unique keys to registered queues: one multi-row insert in the caller's order
+-- (ids come from the sequence in that order, so sorting them restores it) and the wake-ups in p_notify_keys
+-- ("namespace/topic", the ones the publisher's limiter allows), sent in this transaction (delivered on commit).
+CREATE OR REPLACE FUNCTION "${schema}"._engine_publish_fast(
+    p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
+    p_max_attempts integer[], p_run_at_us bigint[], p_delay_us bigint[], p_notify_keys text[], p_now timestamptz,
+    p_actor text)
+RETURNS SETOF bigint
+LANGUAGE plpgsql
+SET plan_cache_mode = 'force_generic_plan'
+AS $$
+BEGIN
+    RETURN QUERY
+    WITH inserted AS (
+        INSERT INTO "${schema}".messages AS m (namespace, topic, payload, headers, priority, max_attempts, run_at,
+                                               published_at, published_by)
+        SELECT i.namespace, i.topic, i.payload::json, i.headers::jsonb, i.priority, i.max_attempts,
+               coalesce(timestamptz 'epoch' + i.run_at_us * interval '1 microsecond',
+                        coalesce(p_now, statement_timestamp()) + coalesce(i.delay_us, 0) * interval '1 microsecond'),
+               coalesce(p_now, statement_timestamp()), p_actor
+        FROM unnest(p_namespaces, p_topics, p_payloads, p_headers, p_priorities, p_max_attempts, p_run_at_us,
+                    p_delay_us)
+             WITH ORDINALITY AS i(namespace, topic, payload, headers, priority, max_attempts, run_at_us, delay_us, ord)
+        ORDER BY i.ord
+        RETURNING m.id
+    )
+    SELECT x.id FROM inserted x ORDER BY x.id;
+    IF cardinality(p_notify_keys) > 0 THEN
+        PERFORM pg_notify('${schema}_wakeup', k) FROM unnest(p_notify_keys) AS k;
+    END IF;
+END
+$$;
+
+
+-- The same for one message: a one-row insert with scalar parameters plans and runs cheaper than unnesting
+-- one-element arrays. p_notify_key NULL: the limiter holds this wake-up back.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_publish_one(
+    p_namespace text, p_topic text, p_payload text, p_headers text, p_priority integer, p_max_attempts integer,
+    p_run_at_us bigint, p_delay_us bigint, p_notify_key text, p_now timestamptz, p_actor text)
+RETURNS bigint
+LANGUAGE plpgsql
+SET plan_cache_mode = 'force_generic_plan'
+AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    INSERT INTO "${schema}".messages (namespace, topic, payload, headers, priority, max_attempts, run_at, published_at,
+                                      published_by)
+    VALUES (p_namespace, p_topic, p_payload::json, p_headers::jsonb, p_priority, p_max_attempts,
+            coalesce(timestamptz 'epoch' + p_run_at_us * interval '1 microsecond',
+                     coalesce(p_now, statement_timestamp()) + coalesce(p_delay_us, 0) * interval '1 microsecond'),
+            coalesce(p_now, statement_timestamp()), p_actor)
+    RETURNING id INTO v_id;
+    IF p_notify_key IS NOT NULL THEN
+        PERFORM pg_notify('${schema}_wakeup', p_notify_key);
+    END IF;
+    RETURN v_id;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_publish(
+    p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
+    p_max_attempts integer[], p_unique_keys text[], p_run_at_us bigint[], p_delay_us bigint[],
+    p_now timestamptz, p_notify boolean, p_actor text, p_ordering_keys text[])
+RETURNS TABLE (ord integer, id bigint, duplicate boolean)
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespaces(p_namespaces);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_publish(p_namespaces, p_topics, p_payloads, p_headers, p_priorities,
+        p_max_attempts, p_unique_keys, p_run_at_us, p_delay_us, p_now, p_notify, p_actor, p_ordering_keys);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_publish_fast(
+    p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
+    p_max_attempts integer[], p_run_at_us bigint[], p_delay_us bigint[], p_notify_keys text[], p_now timestamptz,
+    p_actor text)
+RETURNS SETOF bigint
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_namespaces(p_namespaces);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_publish_fast(p_namespaces, p_topics, p_payloads, p_headers,
+        p_priorities, p_max_attempts, p_run_at_us, p_delay_us, p_notify_keys, p_now, p_actor);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_publish_one(
+    p_namespace text, p_topic text, p_payload text, p_headers text, p_priority integer, p_max_attempts integer,
+    p_run_at_us bigint, p_delay_us bigint, p_notify_key text, p_now timestamptz, p_actor text)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_access(p_namespace);
+    RETURN "${schema}"._engine_publish_one(p_namespace, p_topic, p_payload, p_headers, p_priority, p_max_attempts,
+        p_run_at_us, p_delay_us, p_notify_key, p_now, p_actor);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".push(
+    p_namespace text, p_queue text, p_payload json,
+    p_delay interval DEFAULT NULL, p_run_at timestamptz DEFAULT NULL, p_priority integer DEFAULT 0,
+    p_max_attempts integer DEFAULT NULL, p_unique_key text DEFAULT NULL, p_headers jsonb DEFAULT '{}',
+    p_notify boolean DEFAULT NULL, p_ordering_key text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+DECLARE
+    v_policy    "${schema}".queue_policies;
+    v_run_at    timestamptz;
+    v_id        bigint;
+    v_duplicate boolean;
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    v_policy := "${schema}".get_queue_policy(p_namespace, p_queue);
+    PERFORM "${schema}"._check_payload('p_payload', p_payload, v_policy.max_payload_bytes);
+    v_run_at := "${schema}"._run_at(p_delay, p_run_at);
+    PERFORM "${schema}"._check_range('p_priority', coalesce(p_priority, 0), 0, 9, '0 (first) to 9 (last)');
+    IF p_max_attempts IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    END IF;
+    IF p_unique_key IS NOT NULL THEN
+        PERFORM "${schema}"._check_text('p_unique_key', p_unique_key, 255);
+    END IF;
+    IF p_ordering_key IS NOT NULL THEN
+        PERFORM "${schema}"._check_text('p_ordering_key', p_ordering_key, 255);
+    END IF;
+    PERFORM "${schema}"._check_headers('p_headers', coalesce(p_headers, '{}'), 32);
+    SELECT e.id, e.duplicate INTO v_id, v_duplicate
+    FROM "${schema}"._engine_publish(ARRAY[p_namespace], ARRAY[p_queue], ARRAY[p_payload::text],
+                                     ARRAY[coalesce(p_headers, '{}')::text], ARRAY[coalesce(p_priority, 0)],
+                                     ARRAY[coalesce(p_max_attempts, v_policy.max_attempts)], ARRAY[p_unique_key],
+                                     ARRAY["${schema}"._micros(v_run_at - timestamptz 'epoch')], ARRAY[NULL::bigint],
+                                     NULL, "${schema}"._notify_wanted(p_notify), "${schema}".current_actor(),
+                                     ARRAY[p_ordering_key]) e;
+    IF v_duplicate THEN
+        RETURN NULL;
+    END IF;
+    PERFORM "${schema}"._count_published(p_namespace, p_queue, 1);
+    RETURN v_id;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".push_batch(
+    p_namespace text, p_queue text, p_payloads json[],
+    p_delay interval DEFAULT NULL, p_run_at timestamptz DEFAULT NULL, p_priority integer DEFAULT 0,
+    p_max_attempts integer DEFAULT NULL, p_unique_keys text[] DEFAULT NULL, p_headers jsonb DEFAULT '{}',
+    p_notify boolean DEFAULT NULL, p_ordering_keys text[] DEFAULT NULL)
+RETURNS TABLE (ordinal integer, id bigint)
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_policy   "${schema}".queue_policies;
+    v_run_at   timestamptz;
+    v_count    integer := coalesce(cardinality(p_payloads), 0);
+    v_i        integer;
+    v_row      record;
+    v_stored   bigint := 0;
+BEGIN
+    PERFORM "${schema}"._check_namespace(p_namespace);
+    PERFORM "${schema}"._check_name('p_queue', p_queue);
+    IF p_payloads IS NULL OR v_count > 10000 THEN
+        PERFORM "${schema}"._invalid('p_payloads', coalesce(v_count || ' payloads', 'null'),
+            'an array of at most 10000 payloads');
+    END IF;
+    IF p_unique_keys IS NOT NULL AND cardinality(p_unique_keys) <> v_count THEN
+        PERFORM "${schema}"._invalid('p_unique_keys', cardinality(p_unique_keys) || ' keys',
+            'one key (or NULL) per payload: ' || v_count);
+    END IF;
+    IF p_ordering_keys IS NOT NULL AND cardinality(p_ordering_keys) <> v_count THEN
+        PERFORM "${schema}"._invalid('p_ordering_keys', cardinality(p_ordering_keys) || ' keys',
+            'one key (or NULL) per payload: ' || v_count);
+    END IF;
+    v_policy := "${schema}".get_queue_policy(p_namespace, p_queue);
+    FOR v_i IN 1 .. v_count LOOP
+        PERFORM "${schema}"._check_payload('p_payloads[' || v_i || ']', p_payloads[v_i], v_policy.max_payload_bytes);
+        IF p_unique_keys[v_i] IS NOT NULL THEN
+            PERFORM "${schema}"._check_text('p_unique_keys[' || v_i || ']', p_unique_keys[v_i], 255);
+        END IF;
+        IF p_ordering_keys[v_i] IS NOT NULL THEN
+            PERFORM "${schema}"._check_text('p_ordering_keys[' || v_i || ']', p_ordering_keys[v_i], 255);
+        END IF;
+    END LOOP;
+    v_run_at := "${schema}"._run_at(p_delay, p_run_at);
+    PERFORM "${schema}"._check_range('p_priority', coalesce(p_priority, 0), 0, 9, '0 (first) to 9 (last)');
+    IF p_max_attempts IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    END IF;
+    PERFORM "${schema}"._check_headers('p_headers', coalesce(p_headers, '{}'), 32);
+    IF v_count = 0 THEN
+        RETURN;
+    END IF;
+    -- a duplicate (of a live message or of an earlier payload of the batch) is reported as NULL
+    FOR v_row IN
+        SELECT e.ord, e.id, e.duplicate
+        FROM "${schema}"._engine_publish(
+            array_fill(p_namespace, ARRAY[v_count]), array_fill(p_queue, ARRAY[v_count]), p_payloads::text[],
+            array_fill(coalesce(p_headers, '{}')::text, ARRAY[v_count]),
+            array_fill(coalesce(p_priority, 0), ARRAY[v_count]),
+            array_fill(coalesce(p_max_attempts, v_policy.max_attempts), ARRAY[v_count]),
+            coalesce(p_unique_keys, array_fill(NULL::text, ARRAY[v_count])),
+            array_fill("${schema}"._micros(v_run_at - timestamptz 'epoch'), ARRAY[v_count]),
+            array_fill(NULL::bigint, ARRAY[v_count]),
+            NULL, "${schema}"._notify_wanted(p_notify), "${schema}".current_actor(), p_ordering_keys) e
+        ORDER BY e.ord
+    LOOP
+        ordinal := v_row.ord;
+        id := CASE WHEN v_row.duplicate THEN NULL ELSE v_row.id END;
+        IF NOT v_row.duplicate THEN
+            v_stored := v_stored + 1;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+    PERFORM "${schema}"._count_published(p_namespace, p_queue, v_stored);
+END
+$$;

@@ -1,0 +1,166 @@
+package dev.queue.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The baseline and the function files install exactly the schema that the 27 migrations of the last 0.1.0
+ * snapshot built step by step: the same tables, columns, constraints, indexes, storage options, triggers,
+ * row-level security policies, owners and grants, and the same functions with the same settings, but for the
+ * changes listed here on purpose. Both schemas get the queue's roles ({@code setup_roles()}), so ownership,
+ * grants and the trusted roles' policies are compared too.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SquashedSchemaTest {
+
+    /** Overloads kept only for callers of older snapshots: removed, their callers pass the argument they lacked. */
+    private static final java.util.Set<String> REMOVED = java.util.Set.of(
+            "function S._engine_claim(text,text[],text,integer,bigint,bigint,timestamp with time zone,boolean,integer[],bigint[],bigint[])",
+            "function S.engine_claim(text,text[],text,integer,bigint,bigint,timestamp with time zone,boolean,integer[],bigint[],bigint[])",
+            "function S._engine_publish(text[],text[],text[],text[],integer[],integer[],text[],bigint[],bigint[],timestamp with time zone,boolean,text)",
+            "function S.engine_publish(text[],text[],text[],text[],integer[],integer[],text[],bigint[],bigint[],timestamp with time zone,boolean,text)");
+
+    /** Functions whose bodies changed on purpose: each edit, as the text before and after. */
+    private static final Map<String, Map<String, String>> CHANGED = Map.of(
+            "function S._claim(text,text[],text,interval,integer)",
+            Map.of("NULL, false, NULL, NULL, NULL) c;", "NULL, false, NULL, NULL, NULL, NULL) c;"),
+            "function S._insert_message(text,text,json,jsonb,integer,integer,text,timestamp with time zone,boolean)",
+            Map.of("\"S\".current_actor()) e;", "\"S\".current_actor(), NULL) e;"),
+            // entry points declare SECURITY DEFINER and their search_path themselves
+            "function S._secure_schema_objects()",
+            Map.of("""
+                                EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = pg_catalog, %I, pg_temp',
+                                               v_object.signature, v_schema);
+                    """, ""));
+
+    private HikariDataSource pool;
+    private TenantRoles stepByStep;
+    private TenantRoles squashed;
+
+    @BeforeAll
+    void installBoth() throws SQLException {
+        pool = PostgresTestServer.newPool("squash", 2);
+        String old = PostgresTestServer.freshSchema("snap");
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
+            // what the snapshot's migrator did: every version in order, then _secure_schema()
+            for (int version = 1; version <= SnapshotMigrations.LAST; version++) {
+                statement.execute(SnapshotMigrations.script(version).replace("${schema}", old));
+            }
+            statement.execute("SELECT \"" + old + "\"._secure_schema()");
+        }
+        stepByStep = new TenantRoles(old);
+        String fresh = PostgresTestServer.freshSchema("base");
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, fresh), fresh);
+        squashed = new TenantRoles(fresh);
+    }
+
+    @AfterAll
+    void dropBoth() {
+        stepByStep.close();
+        squashed.close();
+        pool.close();
+    }
+
+    @Test
+    void theSquashedSchemaIsTheSnapshotsButForTheListedChanges() throws SQLException {
+        Map<String, String> before = catalog(stepByStep.schema);
+        Map<String, String> after = catalog(squashed.schema);
+        // the migrator's own bookkeeping
+        after.keySet().removeIf(key -> key.contains("S.schema_version") || key.contains("S.schema_functions"));
+
+        assertThat(before.keySet()).containsAll(REMOVED);
+        REMOVED.forEach(before::remove);
+        CHANGED.forEach((key, edits) -> {
+            assertThat(before).containsKey(key);
+            String edited = before.get(key);
+            for (Map.Entry<String, String> edit : edits.entrySet()) {
+                assertThat(edited).as(key).contains(normalize(edit.getKey()));
+                edited = edited.replace(normalize(edit.getKey()), normalize(edit.getValue()));
+            }
+            before.put(key, normalize(edited));
+        });
+
+        assertThat(after.keySet()).containsExactlyInAnyOrderElementsOf(before.keySet());
+        for (String key : before.keySet()) {
+            assertThat(after.get(key)).as(key).isEqualTo(before.get(key));
+        }
+        assertThat(before).hasSizeGreaterThan(700);
+    }
+
+    /**
+     * Every object of the schema as key and definition, the schema's name replaced by S (also in role names and
+     * function bodies) and comments left out of function bodies.
+     */
+    private Map<String, String> catalog(String schema) throws SQLException {
+        String s = "'" + schema + "'::regnamespace";
+        String sql = """
+                SELECT 'function ' || p.oid::regprocedure, pg_get_functiondef(p.oid) || ' secdef=' || p.prosecdef
+                       || ' config=' || coalesce(p.proconfig::text, '') || ' acl=' || coalesce(p.proacl::text, '')
+                       || ' owner=' || p.proowner::regrole || ' volatility=' || p.provolatile::text
+                FROM pg_proc p WHERE p.pronamespace = %1$s
+                UNION ALL
+                SELECT 'column ' || c.oid::regclass || '.' || a.attnum, a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                       || ' notnull=' || a.attnotnull || ' collation=' || coalesce(a.attcollation::regcollation::text, '')
+                       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE c.relnamespace = %1$s AND a.attnum > 0 AND NOT a.attisdropped
+                UNION ALL
+                SELECT 'relation ' || c.oid::regclass, c.relkind::text || ' options=' || coalesce(c.reloptions::text, '')
+                       || ' acl=' || coalesce(c.relacl::text, '') || ' rls=' || c.relrowsecurity || '/' || c.relforcerowsecurity
+                       || ' owner=' || c.relowner::regrole
+                FROM pg_class c WHERE c.relnamespace = %1$s
+                UNION ALL
+                SELECT 'constraint ' || conrelid::regclass || ' ' || conname, pg_get_constraintdef(oid)
+                FROM pg_constraint WHERE connamespace = %1$s
+                UNION ALL
+                SELECT 'index ' || indexrelid::regclass, pg_get_indexdef(indexrelid)
+                FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = %1$s)
+                UNION ALL
+                SELECT 'policy ' || p.polrelid::regclass || ' ' || p.polname, p.polcmd::text || ' ' || p.polpermissive
+                       || ' ' || p.polroles::regrole[]::text || ' ' || coalesce(pg_get_expr(p.polqual, p.polrelid), '')
+                       || ' ' || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '')
+                FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %1$s
+                UNION ALL
+                SELECT 'trigger ' || t.tgname, pg_get_triggerdef(t.oid)
+                FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND c.relnamespace = %1$s
+                UNION ALL
+                SELECT 'sequence ' || schemaname || '.' || sequencename, data_type || ' ' || start_value || ' ' || increment_by
+                       || ' ' || cycle FROM pg_sequences WHERE schemaname = '%2$s'
+                UNION ALL
+                SELECT 'type ' || t.oid::regtype, t.typtype::text || ' owner=' || t.typowner::regrole
+                FROM pg_type t WHERE t.typnamespace = %1$s
+                UNION ALL
+                SELECT 'schema', coalesce(nspacl::text, '') || ' owner=' || nspowner::regrole FROM pg_namespace WHERE nspname = '%2$s'
+                """.formatted(s, schema);
+        Map<String, String> objects = new TreeMap<>();
+        try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement();
+             ResultSet rows = statement.executeQuery(sql)) {
+            while (rows.next()) {
+                String key = rows.getString(1).replace(schema, "S");
+                String value = rows.getString(2).replace(schema, "S");
+                assertThat(objects.put(key, key.startsWith("function ") ? normalize(value) : value)).as(key).isNull();
+            }
+        }
+        return objects;
+    }
+
+    /** A definition without comments, trailing blanks and empty lines. */
+    private static String normalize(String definition) {
+        return definition.lines().map(line -> line.replaceAll("--.*$", "").stripTrailing())
+                .filter(line -> !line.isEmpty()).collect(Collectors.joining("\n"));
+    }
+}
