@@ -48,7 +48,6 @@ DECLARE
     v_paused   text[];
     v_now      timestamptz := coalesce(p_now, statement_timestamp());
     v_left     integer := p_limit;
-    v_i        integer;
     v_topic    text;
     v_limits   "${schema}".topic_limits;
     v_room     integer;
@@ -56,7 +55,7 @@ DECLARE
     v_scan     integer;
     v_claimed  integer;
     v_any_limits boolean;
-    v_rated    text[] := '{}';
+    v_rated    text[] := '{}'::text[];
 BEGIN
     -- v_limited: the topics whose claims must run one at a time, those with any limit but a topic-wide rate alone
     SELECT count(*) > 0, coalesce(array_agg(l.topic::text) FILTER (WHERE NOT "${schema}"._rate_alone(l)), '{}')
@@ -409,7 +408,7 @@ DECLARE
     v_worker     text := coalesce(p_worker_id, 'sql-' || pg_backend_pid());
     v_visibility interval;
     v_token      bigint;
-    v_seen       text[] := '{}';
+    v_seen       text[] := '{}'::text[];
     v_queue      text;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);

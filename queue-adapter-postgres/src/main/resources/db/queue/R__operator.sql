@@ -179,7 +179,6 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_now   timestamptz := statement_timestamp();
     v_row   record;
-    v_count bigint;
     v_subs  integer;
 BEGIN
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN

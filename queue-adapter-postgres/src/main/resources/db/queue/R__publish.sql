@@ -379,7 +379,6 @@ DECLARE
     v_policy   "${schema}".queue_policies;
     v_run_at   timestamptz;
     v_count    integer := coalesce(cardinality(p_payloads), 0);
-    v_i        integer;
     v_row      record;
     v_stored   bigint := 0;
 BEGIN

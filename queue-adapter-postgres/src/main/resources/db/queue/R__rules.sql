@@ -12,8 +12,10 @@
 
 
 -- Raises QU001 naming the argument, what was expected and the value received (p_shown, already quoted as needed).
+-- Volatile, as everything that raises must be: the planner runs an immutable function with constant arguments while
+-- it prepares a statement, also where the call sits in a branch that is never taken.
 CREATE OR REPLACE FUNCTION "${schema}"._rules_invalid(p_argument text, p_expected text, p_shown text) RETURNS void
-LANGUAGE plpgsql IMMUTABLE AS $$
+LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION USING ERRCODE = 'QU001', COLUMN = p_argument,
         MESSAGE = format('invalid %s: expected %s, got: %s', p_argument, p_expected, p_shown);
@@ -37,7 +39,7 @@ $$;
 
 -- Raises QU001 for an invalid cron expression, naming it and what was expected.
 CREATE OR REPLACE FUNCTION "${schema}"._cron_invalid(p_expression text, p_expected text) RETURNS void
-LANGUAGE plpgsql IMMUTABLE AS $$
+LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM "${schema}"._rules_invalid('p_expression', p_expected, coalesce(quote_literal(p_expression), 'null'));
 END
@@ -646,7 +648,7 @@ DECLARE
     v_alternative_tokens text[];
     v_pieces text[];
     v_parsed "${schema}"._cron_fields;
-    v_all_parsed "${schema}"._cron_fields[] := '{}';
+    v_all_parsed "${schema}"._cron_fields[] := '{}'::"${schema}"._cron_fields[];
     v_first integer;
     v_field record;
     v_fixed_offset integer;
