@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.ScheduleNotFoundException;
 import dev.queue.api.Subscriber;
-import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,31 +70,6 @@ class PostgresOperatorTest {
             queue.close();
         }
         assertThat(operator.workers(null)).as("closing removes the entry").isEmpty();
-    }
-
-    @Test
-    void aSchemaWithoutTheRegistryRunsWithoutHeartbeatsAndSaysSoOnce() throws Exception {
-        String old = PostgresTestServer.freshSchema("ops_v11");
-        try (java.sql.Connection connection = pool.getConnection(); java.sql.Statement statement = connection.createStatement()) {
-            for (SchemaMigrator.Migration migration : SchemaMigrator.MIGRATIONS) {
-                if (migration.version() < 12) {
-                    statement.execute(SchemaMigrator.read(migration.resource()).replace("${schema}", old));
-                }
-            }
-        }
-        CountDownLatch handled = new CountDownLatch(1);
-        try (CapturedLog log = CapturedLog.start();
-             PostgresQueue queue = PostgresQueue.create(pool, PostgresQueueConfig.defaults().schema(old).migrateOnStart(false))) {
-            queue.namespace("acme").subscribe(Subscriber.on("email").handleDelivery((d, ctx) -> handled.countDown()));
-            queue.namespace("acme").publish("email", "{}");
-            assertThat(handled.await(20, TimeUnit.SECONDS)).isTrue();
-            await().atMost(Duration.ofSeconds(20)).until(() -> !log.linesContaining("has no worker registry").isEmpty());
-            assertThat(log.linesContaining("has no worker registry")).hasSize(1)
-                    .allSatisfy(line -> assertThat(line).contains("schema " + old, "V12"));
-            assertThat(log.linesContaining("in a row)")).as("no failing passes").isEmpty();
-        } finally {
-            PostgresTestServer.dropSchema(old);
-        }
     }
 
     @Test
