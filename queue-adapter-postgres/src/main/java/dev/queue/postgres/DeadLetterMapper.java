@@ -26,12 +26,4 @@ interface DeadLetterMapper {
 
     int purge(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
               @Param("limit") int limit);
-
-    /** {@link #redrive} without its audit_log row, for a schema before migration 13. */
-    Redriven redriveBefore13(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
-                             @Param("afterId") Long afterId, @Param("limit") int limit, @Param("now") Instant now);
-
-    /** {@link #purge} without its audit_log row, for a schema before migration 13. */
-    int purgeBefore13(@Param("namespace") String namespace, @Param("topic") String topic, @Param("ids") Long[] ids,
-                      @Param("limit") int limit);
 }

@@ -33,8 +33,7 @@ enum EngineAccess {
      * What the login of {@code dataSource} may do in the schema: reach the engine directly, through the gates, and
      * whether it is trusted with every namespace (a schema without roles: any login that may use it).
      */
-    record Login(String role, EngineAccess access, boolean trusted, boolean gatesPresent, boolean lookBehindPresent,
-                 boolean orderingKeysPresent, boolean limitsPresent, boolean keyPartitionsPresent) {
+    record Login(String role, EngineAccess access, boolean trusted) {
     }
 
     /** Looks at the schema with the login of {@code dataSource}; the schema must be migrated. */
@@ -45,32 +44,18 @@ enum EngineAccess {
             boolean direct;
             boolean gates;
             boolean rolesKnown;
-            boolean lookBehind;
-            boolean ordering;
-            boolean limits;
-            boolean keyPartitions;
             try (PreparedStatement statement = connection.prepareStatement(
                     "SELECT session_user::text, "
                     + "coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false), "
                     + "to_regprocedure(?) IS NOT NULL, "
-                    + "coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false), "
-                    + "to_regprocedure(?) IS NOT NULL, "
-                    + "to_regprocedure(?) IS NOT NULL, "
-                    + "to_regprocedure(?) IS NOT NULL, "
-                    + "to_regprocedure(?) IS NOT NULL");
+                    + "coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false)");
                  ResultSet row = bind(statement, q + "._engine_find(text,bigint)", q + ".engine_find(text,bigint)",
-                         q + ".is_trusted()", q + ".engine_take_head_sweeps(text,text[],bigint,timestamptz)",
-                         q + "._engine_ordering(text,text)", q + ".engine_topic_limits(text)",
-                         q + "._limit_partition(jsonb,text,text,text)").executeQuery()) {
+                         q + ".is_trusted()").executeQuery()) {
                 row.next();
                 role = row.getString(1);
                 direct = row.getBoolean(2);
                 gates = row.getBoolean(3);
                 rolesKnown = row.getBoolean(4);
-                lookBehind = row.getBoolean(5);
-                ordering = row.getBoolean(6);
-                limits = row.getBoolean(7);
-                keyPartitions = row.getBoolean(8);
             }
             boolean trusted = true;
             if (rolesKnown) {
@@ -85,7 +70,7 @@ enum EngineAccess {
                         + schema + "\", and the schema has no gates for it (migration 13): apply the migrations in "
                         + "db/queue/ as the schema's owner, or connect as the owner");
             }
-            return new Login(role, direct ? DIRECT : GATED, trusted, gates, lookBehind, ordering, limits, keyPartitions);
+            return new Login(role, direct ? DIRECT : GATED, trusted);
         } catch (SQLException | RuntimeException e) {
             throw PostgresErrors.translate("the check of what the login may do in schema " + schema, e);
         }

@@ -63,15 +63,6 @@ interface MessageMapper {
 
     List<ClaimedMessage> claim(Claim claim);
 
-    /** The claim of a schema before migration 20, without {@code behind}. */
-    List<ClaimedMessage> claimBefore20(Claim claim);
-
-    /** The claim of a schema with migration 22 but not 23: reports no limits. */
-    List<ClaimedMessage> claimBefore23(Claim claim);
-
-    /** The claim of a schema with migration 20 but not 22: returns no ordering key and reports no limits. */
-    List<ClaimedMessage> claimBefore22(Claim claim);
-
     /** The topics whose look behind the claim positions the caller takes (migration 20). */
     List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
                                 @Param("gapMicros") long gapMicros, @Param("now") Instant now);
@@ -99,9 +90,6 @@ interface MessageMapper {
 
     Info find(@Param("namespace") String namespace, @Param("id") long id);
 
-    /** The lookup of a schema before migration 22 (no ordering key). */
-    Info findBefore22(@Param("namespace") String namespace, @Param("id") long id);
-
     /**
      * An attempt of a message as migration 18 lists them: outcome {@code retry}, {@code lease_expired}, {@code dead},
      * {@code running} or {@code completed}; ordinal, the place among the message's ended attempts, null for the running
@@ -113,7 +101,4 @@ interface MessageMapper {
 
     /** The ended attempts kept for a message, oldest first, then the running one. */
     List<Attempt> findAttempts(@Param("namespace") String namespace, @Param("id") long id);
-
-    /** The same from the table, for a schema before migration 13. */
-    List<Attempt> findAttemptsBefore13(@Param("namespace") String namespace, @Param("id") long id);
 }

@@ -12,7 +12,6 @@ import dev.queue.api.Outcome;
 import dev.queue.api.StoreUnavailableException;
 import dev.queue.api.TopicLimits;
 import dev.queue.api.TopicStats;
-import dev.queue.api.UnsupportedCapabilityException;
 import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.CancelCommand;
 import dev.queue.domain.port.ClaimCommand;
@@ -85,16 +84,6 @@ final class PostgresMessageStore implements MessageStore {
     /** Topics this process saw registered: publishes to them may take the fast path. */
     private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
-    /** The schema predates migration 13 (redrive and purge without their audit row, the history from the table). */
-    private volatile boolean before13;
-    /** The schema predates migration 20 (no look behind the claim positions: such a topic claims from the head). */
-    private volatile boolean before20;
-    /** The schema predates migration 22 (no ordering keys: keyed publishes are refused). */
-    private volatile boolean before22;
-    /** The schema predates migration 23 (no limits, and claims report none). */
-    private volatile boolean before23;
-    /** The schema predates migration 25 (no limits partitioned by the ordering key). */
-    private volatile boolean before25;
     /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
     private volatile PublishRates rates;
 
@@ -111,31 +100,6 @@ final class PostgresMessageStore implements MessageStore {
 
     SqlSessionFactory sessions() {
         return sessions;
-    }
-
-    /** For a schema migrated by another tool without version 20 yet. */
-    void useSchemaBefore20(boolean value) {
-        this.before20 = value;
-    }
-
-    /** For a schema migrated by another tool without version 22 yet. */
-    void useSchemaBefore22(boolean value) {
-        this.before22 = value;
-    }
-
-    /** For a schema migrated by another tool without version 23 yet: no limits, and claims report none. */
-    void useSchemaBefore23(boolean value) {
-        this.before23 = value;
-    }
-
-    /** For a schema migrated by another tool without version 25 yet: no limits partitioned by the ordering key. */
-    void useSchemaBefore25(boolean value) {
-        this.before25 = value;
-    }
-
-    /** For a schema migrated by another tool without version 13 yet (the queue then runs as its owner). */
-    void useSchemaBefore13(boolean value) {
-        this.before13 = value;
     }
 
     /** Counts the messages this store publishes from now on. */
@@ -341,9 +305,7 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public List<ClaimedMessage> messageClaimDue(ClaimCommand command) {
         MessageMapper.Claim claim = claimParams(command);
-        return runner.autoCommit("claim", MessageMapper.class,
-                mapper -> before20 ? mapper.claimBefore20(claim) : before22 ? mapper.claimBefore22(claim)
-                        : before23 ? mapper.claimBefore23(claim) : mapper.claim(claim));
+        return runner.autoCommit("claim", MessageMapper.class, mapper -> mapper.claim(claim));
     }
 
     /** The claim's parameters, as every claim of this store binds them. */
@@ -355,10 +317,6 @@ final class PostgresMessageStore implements MessageStore {
         Boolean[] behind = new Boolean[topics.length];
         for (int i = 0; i < topics.length; i++) {
             ClaimPosition position = command.after().get(topics[i]);
-            if (position != null && before20 && command.behind().contains(topics[i])) {
-                // that version's claim cannot stop at the position: this topic is read from the head
-                position = null;
-            }
             if (position != null) {
                 afterPriorities[i] = position.priority();
                 afterRunAtMicros[i] = epochMicros(position.runAt());
@@ -374,7 +332,7 @@ final class PostgresMessageStore implements MessageStore {
     @Override
     public Set<String> topicTakeHeadSweeps(HeadSweepCommand command) {
         String[] topics = new LinkedHashSet<>(command.topics()).toArray(new String[0]);
-        if (topics.length == 0 || before20) {
+        if (topics.length == 0) {
             return Set.copyOf(command.topics());
         }
         return Set.copyOf(runner.autoCommit("take head sweeps", MessageMapper.class, mapper -> mapper.takeHeadSweeps(
@@ -466,15 +424,6 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public boolean topicSetLimits(TopicLimitsCommand command) {
-        if (before23) {
-            throw new UnsupportedCapabilityException("limits", "the schema lacks migration 23 "
-                    + "(topic_limits): apply the migrations in db/queue/");
-        }
-        if (before25 && command.limits().partition()
-                .filter(p -> p.kind() == TopicLimits.Partition.Kind.ORDERING_KEY).isPresent()) {
-            throw new UnsupportedCapabilityException("limits partitioned by the ordering key", "the schema lacks "
-                    + "migration 25 (limits_by_ordering_key): apply the migrations in db/queue/");
-        }
         FlowControlMapper.Limits row = limitsRow(command.topic(), command.limits());
         return runner.autoCommit(command.limits().isNone() ? "clear limits" : "set limits", FlowControlMapper.class,
                 mapper -> mapper.setLimits(command.namespace(), row, command.time().givenOrNull()));
@@ -496,9 +445,6 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public Map<String, TopicLimits> topicListLimits(TopicLimitsQuery query) {
-        if (before23) {
-            return Map.of();
-        }
         Map<String, TopicLimits> all = new TreeMap<>();
         for (FlowControlMapper.Limits row : runner.autoCommit("limits", FlowControlMapper.class,
                 mapper -> mapper.limits(query.namespace()))) {
@@ -541,12 +487,11 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public boolean supportsOrderingKeys() {
-        return !before22;
+        return true;
     }
 
     @Override
     public boolean topicSetBehindDeadLetter(TopicOrderingCommand command) {
-        requireOrderingKeys();
         return runner.autoCommit("choice behind dead letters", FlowControlMapper.class, mapper -> mapper.setOrdering(
                 command.namespace(), command.topic(), command.behindDeadLetter().name().toLowerCase(Locale.ROOT),
                 command.time().givenOrNull()));
@@ -554,17 +499,9 @@ final class PostgresMessageStore implements MessageStore {
 
     @Override
     public BehindDeadLetter topicBehindDeadLetter(TopicOrderingQuery query) {
-        requireOrderingKeys();
         String choice = runner.autoCommit("choice behind dead letters", FlowControlMapper.class,
                 mapper -> mapper.ordering(query.namespace(), query.topic()));
         return BehindDeadLetter.valueOf(choice.toUpperCase(Locale.ROOT));
-    }
-
-    private void requireOrderingKeys() {
-        if (before22) {
-            throw new UnsupportedCapabilityException("ordering keys",
-                    "the schema lacks migration V22 (ordering keys): apply the migrations in db/queue/");
-        }
     }
 
     @Override
@@ -632,9 +569,8 @@ final class PostgresMessageStore implements MessageStore {
         Long[] ids = command.id() == null ? null : new Long[] {command.id()};
         String topic = command.id() == null ? command.topic() : null;
         Long afterId = command.id() == null ? command.afterId() : null;
-        DeadLetterMapper.Redriven row = runner.autoCommit("redrive", DeadLetterMapper.class, mapper -> before13
-                ? mapper.redriveBefore13(command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull())
-                : mapper.redrive(command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull()));
+        DeadLetterMapper.Redriven row = runner.autoCommit("redrive", DeadLetterMapper.class,
+                mapper -> mapper.redrive(command.namespace(), topic, ids, afterId, command.limit(), command.time().givenOrNull()));
         return new RedriveResult(row.redriven(), row.examined(), row.lastId());
     }
 
@@ -642,9 +578,8 @@ final class PostgresMessageStore implements MessageStore {
     public int deadLetterPurge(PurgeCommand command) {
         Long[] ids = command.id() == null ? null : new Long[] {command.id()};
         String topic = command.id() == null ? command.topic() : null;
-        return runner.autoCommit("purge of dead letters", DeadLetterMapper.class, mapper -> before13
-                ? mapper.purgeBefore13(command.namespace(), topic, ids, command.limit())
-                : mapper.purge(command.namespace(), topic, ids, command.limit()));
+        return runner.autoCommit("purge of dead letters", DeadLetterMapper.class,
+                mapper -> mapper.purge(command.namespace(), topic, ids, command.limit()));
     }
 
     // ------------------------------------------------------------------ reading
@@ -674,11 +609,8 @@ final class PostgresMessageStore implements MessageStore {
         // one transaction, so the history belongs to the row found
         Object[] found = runner.inTransaction("find", session -> {
             MessageMapper mapper = session.getMapper(MessageMapper.class);
-            MessageMapper.Info info = before22 ? mapper.findBefore22(message.namespace(), message.id())
-                    : mapper.find(message.namespace(), message.id());
-            return new Object[] {info, info == null ? List.of() : before13
-                    ? mapper.findAttemptsBefore13(message.namespace(), message.id())
-                    : mapper.findAttempts(message.namespace(), message.id())};
+            MessageMapper.Info info = mapper.find(message.namespace(), message.id());
+            return new Object[] {info, info == null ? List.of() : mapper.findAttempts(message.namespace(), message.id())};
         });
         MessageMapper.Info row = (MessageMapper.Info) found[0];
         if (row == null) {

@@ -206,16 +206,6 @@ public final class PostgresQueue implements Queue {
                         + "and the hot table's vacuum to a trusted queue (or autovacuum)", schema, login.role());
             }
             PostgresMessageStore store = new PostgresMessageStore(sessions, config.completedRetention(), config.durableAcknowledgements());
-            store.useSchemaBefore13(!login.gatesPresent());
-            store.useSchemaBefore20(!login.lookBehindPresent());
-            store.useSchemaBefore22(!login.orderingKeysPresent());
-            store.useSchemaBefore23(!login.limitsPresent());
-            store.useSchemaBefore25(!login.keyPartitionsPresent());
-            if (!login.lookBehindPresent()) {
-                LOG.warn("schema {} lacks migration V20 (head_sweeps): each subscription looks from the head of the claim "
-                        + "order on its own, which costs more while a long transaction holds back vacuum; apply the "
-                        + "migrations in db/queue/", schema);
-            }
             PublishRates rates = new PublishRates(new Sessions(sessions), schema);
             store.usePublishRates(rates);
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();

@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.ScheduleNotFoundException;
 import dev.queue.api.Subscriber;
-import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
