@@ -98,7 +98,7 @@ public final class PostgresQueue implements Queue {
      * schema's owner runs on {@code adminDataSource}: the migrations (or, with {@code migrateOnStart(false)}, the
      * check that the schema is there), the queue policies of every namespace, and the VACUUM of the hot table
      * (its checks every few seconds run on the pool, the VACUUM itself only when due). The pool then reaches the
-     * engine through the gates of migration 13, which refuse a namespace not granted to its login with
+     * engine through its gates ({@code engine_*}), which refuse a namespace not granted to its login with
      * {@link dev.queue.api.NamespaceAccessDeniedException}. {@code listenDataSource} as in
      * {@link #create(DataSource, DataSource, PostgresQueueConfig)}; pass {@code dataSource} for both.
      *

@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The messages this process published, per namespace and topic, counted in memory and written once per
- * {@link #INTERVAL} by one call of {@code record_rates} (migration 15): the overview's rate in costs the publish
- * statements nothing (a trigger or a counter update per publish would). The same call takes the minute's snapshot
- * of the completion counters, so it also runs once a minute when nothing was published.
+ * {@link #INTERVAL} by one call of {@code record_rates} ({@code db/queue/R__stats.sql}): the overview's rate in
+ * costs the publish statements nothing (a trigger or a counter update per publish would). The same call takes the
+ * minute's snapshot of the completion counters, so it also runs once a minute when nothing was published.
  *
  * <p>Counts are of messages stored, also on a caller's transaction that may still roll back: a rate, not a ledger.
  * A failed flush keeps its counts for the next one.
