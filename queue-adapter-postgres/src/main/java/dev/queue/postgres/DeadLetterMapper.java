@@ -6,8 +6,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
-/** The dead letter area of {@code DeadLetterMapper.xml}, over the engine functions of migration 10 (redrive and
- * purge with their audit_log row: 13). */
+/** The dead letter area of {@code DeadLetterMapper.xml}, over the engine functions of
+ * {@code db/queue/R__dead_letters.sql} (redrive and purge with their audit_log row). */
 interface DeadLetterMapper {
 
     record Row(long id, String namespace, String topic, String payload, Map<String, String> headers, int priority,

@@ -9,10 +9,11 @@ import java.sql.SQLException;
 import javax.sql.DataSource;
 
 /**
- * How the queue's statements reach the engine of migration 10: its functions directly ({@code _engine_*}, the
- * owner's only: a login that owns the schema or is a superuser), or through the gates of migration 13
- * ({@code engine_*}, SECURITY DEFINER, checking the namespaces against the login's grants first: the app role, a
- * tenant's role). The mapper XML names the functions {@code "${schema}".${engine}publish}.
+ * How the queue's statements reach the engine: its functions directly ({@code _engine_*}, for the owner, a superuser
+ * and the trusted roles), or through its gates ({@code engine_*}, SECURITY DEFINER, checking the namespaces against
+ * the login's grants first: a tenant's role). Both live in the function files of {@code db/queue/} ({@code
+ * R__publish.sql}, {@code R__claim.sql}, ...). The mapper XML names the functions {@code
+ * "${schema}".${engine}publish}.
  */
 enum EngineAccess {
 
@@ -30,8 +31,8 @@ enum EngineAccess {
     }
 
     /**
-     * What the login of {@code dataSource} may do in the schema: reach the engine directly, through the gates, and
-     * whether it is trusted with every namespace (a schema without roles: any login that may use it).
+     * What the login of {@code dataSource} may do in the schema: reach the engine directly or through the gates, and
+     * whether it is trusted with every namespace.
      */
     record Login(String role, EngineAccess access, boolean trusted) {
     }
@@ -42,33 +43,33 @@ enum EngineAccess {
         try (Connection connection = dataSource.getConnection()) {
             String role;
             boolean direct;
-            boolean gates;
-            boolean rolesKnown;
+            boolean gated;
+            // without USAGE on the schema, looking a function up in it fails: the login then may execute neither
+            // (CASE, not AND: only CASE keeps the lookup from being evaluated)
             try (PreparedStatement statement = connection.prepareStatement(
                     "SELECT session_user::text, "
-                    + "coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false), "
-                    + "to_regprocedure(?) IS NOT NULL, "
-                    + "coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false)");
+                    + "CASE WHEN u.usage THEN coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false) "
+                    + "ELSE false END, "
+                    + "CASE WHEN u.usage THEN coalesce(has_function_privilege(to_regprocedure(?), 'EXECUTE'), false) "
+                    + "ELSE false END "
+                    + "FROM (SELECT has_schema_privilege(?, 'USAGE') AS usage) u");
                  ResultSet row = bind(statement, q + "._engine_find(text,bigint)", q + ".engine_find(text,bigint)",
-                         q + ".is_trusted()").executeQuery()) {
+                         schema).executeQuery()) {
                 row.next();
                 role = row.getString(1);
                 direct = row.getBoolean(2);
-                gates = row.getBoolean(3);
-                rolesKnown = row.getBoolean(4);
+                gated = row.getBoolean(3);
             }
-            boolean trusted = true;
-            if (rolesKnown) {
-                try (PreparedStatement statement = connection.prepareStatement("SELECT " + q + ".is_trusted()");
-                     ResultSet row = statement.executeQuery()) {
-                    row.next();
-                    trusted = row.getBoolean(1);
-                }
+            if (!direct && !gated) {
+                throw new StoreNotReadyException("role \"" + role + "\" may execute neither the engine functions of "
+                        + "schema \"" + schema + "\" nor their gates: grant it a role of the schema "
+                        + "(docs/security.md), or connect as the schema's owner");
             }
-            if (!direct && !gates) {
-                throw new StoreNotReadyException("role \"" + role + "\" may not execute the engine functions of schema \""
-                        + schema + "\", and the schema has no gates for it (migration 13): apply the migrations in "
-                        + "db/queue/ as the schema's owner, or connect as the owner");
+            boolean trusted;
+            try (PreparedStatement statement = connection.prepareStatement("SELECT " + q + ".is_trusted()");
+                 ResultSet row = statement.executeQuery()) {
+                row.next();
+                trusted = row.getBoolean(1);
             }
             return new Login(role, direct ? DIRECT : GATED, trusted);
         } catch (SQLException | RuntimeException e) {

@@ -5,10 +5,13 @@ import org.apache.ibatis.annotations.Param;
 import java.time.Instant;
 import java.util.List;
 
-/** The flow control area of {@code FlowControlMapper.xml}, over the engine functions of migrations 14 and 23. */
+/**
+ * The flow control area of {@code FlowControlMapper.xml}, over the engine functions of
+ * {@code db/queue/R__flow_control.sql} (cancel and snooze: {@code R__settle.sql}).
+ */
 interface FlowControlMapper {
 
-    /** A topic's limits as migration 23 stores them; null columns are limits not set. */
+    /** A topic's limits as the table {@code topic_limits} stores them; null columns are limits not set. */
     record Limits(String topic, Integer maxRunning, String partitionKind, String partitionName,
                   Integer maxRunningPerPartition, Integer rateStarts, Long ratePeriodMicros, Integer partitionRateStarts,
                   Long partitionRatePeriodMicros) {

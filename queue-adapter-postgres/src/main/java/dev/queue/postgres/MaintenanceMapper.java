@@ -34,8 +34,6 @@ interface MaintenanceMapper {
     /** Sets the factory's actor for the rest of the transaction (see MaintenanceMapper.xml). */
     String actLocally();
 
-    Boolean policiesPresent();
-
     Integer writePolicy(Policy policy);
 
     Boolean tablesPresent();

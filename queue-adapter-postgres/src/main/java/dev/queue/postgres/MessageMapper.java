@@ -9,8 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The message area of {@code MessageMapper.xml}: each method calls one engine function of migration 10, which
- * enforces the lease guards, dedup and the state machine. The Java side passes what the domain decided: the time
+ * The message area of {@code MessageMapper.xml}: each method calls one engine function (in {@code db/queue/}:
+ * {@code R__publish.sql}, {@code R__claim.sql}, {@code R__settle.sql}, {@code R__rescue.sql}, ...), which enforces
+ * the lease guards, dedup and the state machine. The Java side passes what the domain decided: the time
  * ({@code now}, null for the database clock), retry delays, the archive flag, the wake-ups to send.
  */
 interface MessageMapper {
@@ -53,7 +54,7 @@ interface MessageMapper {
     /** Unique keys, unregistered topics: one round-trip, the holder rounds run inside the function. */
     List<Published> publish(Batch batch);
 
-    /** The same with ordering keys (migration 22). */
+    /** The same with ordering keys. */
     List<Published> publishKeyed(Batch batch);
 
     /** No unique keys, registered topics: a plain multi-row insert; ids in the caller's order. */
@@ -63,7 +64,7 @@ interface MessageMapper {
 
     List<ClaimedMessage> claim(Claim claim);
 
-    /** The topics whose look behind the claim positions the caller takes (migration 20). */
+    /** The topics whose look behind the claim positions the caller takes ({@code take_head_sweeps}, R__claim.sql). */
     List<String> takeHeadSweeps(@Param("namespace") String namespace, @Param("topics") String[] topics,
                                 @Param("gapMicros") long gapMicros, @Param("now") Instant now);
 
@@ -91,9 +92,9 @@ interface MessageMapper {
     Info find(@Param("namespace") String namespace, @Param("id") long id);
 
     /**
-     * An attempt of a message as migration 18 lists them: outcome {@code retry}, {@code lease_expired}, {@code dead},
-     * {@code running} or {@code completed}; ordinal, the place among the message's ended attempts, null for the running
-     * or completed one.
+     * An attempt of a message as {@code _engine_attempts} (R__operator.sql) lists them: outcome {@code retry},
+     * {@code lease_expired}, {@code dead}, {@code running} or {@code completed}; ordinal, the place among the
+     * message's ended attempts, null for the running or completed one.
      */
     record Attempt(int attempt, String outcome, String worker, Instant startedAt, Instant endedAt, String error,
                    Integer ordinal) {

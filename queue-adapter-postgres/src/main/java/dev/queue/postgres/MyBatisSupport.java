@@ -73,7 +73,8 @@ final class MyBatisSupport {
      *               into the statements as a constant ({@code ${actor}}), so the engine never reads a session
      *               setting another user of a shared pool may have left on a connection; where triggers read it
      *               (retries, schedule and policy changes), {@link Sessions#asActor} sets it for one transaction.
-     * @param engine how the statements reach the engine: its own functions, or the gates of migration 13
+     * @param engine how the statements reach the engine: its own functions ({@code _engine_*}), or their gates
+     *               ({@code engine_*})
      */
     static SqlSessionFactory sessionFactory(DataSource dataSource, String schema, String actor, EngineAccess engine) {
         PostgresQueueConfig.checkSchema(schema);

@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  */
 final class PostgresErrors {
 
-    /** The queue's SQLSTATE for a namespace not granted to the login role (migration 11). */
+    /** The queue's SQLSTATE for a namespace not granted to the login role ({@code _check_access}, R__tenants.sql). */
     static final String NOT_GRANTED = "QU005";
     /** PostgreSQL's insufficient_privilege. */
     static final String PERMISSION_DENIED = "42501";

@@ -63,7 +63,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The {@link MessageStore} on PostgreSQL: a typed caller of the engine functions of migration 10 through
+ * The {@link MessageStore} on PostgreSQL: a typed caller of the engine functions (the function files of
+ * {@code db/queue/}: {@code R__publish.sql}, {@code R__claim.sql}, {@code R__settle.sql}, ...) through
  * {@link MessageMapper} and {@link DeadLetterMapper}. Every operation is one statement calling one function, which
  * enforces the lease guards, dedup and the state machine; what the domain decided (the time of a manual clock,
  * retry delays, dead-lettering, archiving, wake-ups) is passed in. Commands carrying a time use it; commands
@@ -84,7 +85,7 @@ final class PostgresMessageStore implements MessageStore {
     /** Topics this process saw registered: publishes to them may take the fast path. */
     private final Set<String> registeredTopics = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile NotifyLimiter limiter = new NotifyLimiter(Duration.ZERO, key -> { });
-    /** Where stored publishes are counted for the overview's rates (migration 15); null: not counted. */
+    /** Where stored publishes are counted for the overview's rates (R__stats.sql); null: not counted. */
     private volatile PublishRates rates;
 
     PostgresMessageStore(SqlSessionFactory sessions, CompletedRetention retention) {
@@ -414,7 +415,7 @@ final class PostgresMessageStore implements MessageStore {
                 mapper -> mapper.release(command.namespace(), leases.ids, leases.tokens)));
     }
 
-    // ------------------------------------------------------------------ flow control (migration 14)
+    // ------------------------------------------------------------------ flow control (R__flow_control.sql)
 
     @Override
     public boolean topicSetPaused(TopicPauseCommand command) {

@@ -240,7 +240,8 @@ public final class PostgresOperator {
 
     /**
      * Messages published and completed per topic and minute over the last {@code minutes} (1 to 120, the current
-     * minute so far included), from the counters of migration 15. Minutes without either are left out.
+     * minute so far included), from the counters {@code topic_rates} reads (R__stats.sql). Minutes without either
+     * are left out.
      */
     public List<TopicRate> topicRates(String namespace, int minutes) {
         name("namespace", namespace);

@@ -17,11 +17,7 @@ import dev.queue.codec.jackson.JacksonPayloadCodec;
 import dev.queue.domain.engine.CompletionAware;
 import dev.queue.domain.engine.MaintenanceRunner;
 import dev.queue.domain.engine.QueueEngine;
-import dev.queue.domain.port.AckCommand;
 import dev.queue.domain.port.Clock;
-import dev.queue.domain.port.LeaseRef;
-import dev.queue.domain.port.PublishCommand;
-import dev.queue.domain.port.StoredOutcome;
 import dev.queue.domain.port.WakeUps;
 import dev.queue.domain.time.ManualTime;
 import dev.queue.domain.time.SystemClock;
@@ -32,11 +28,9 @@ import org.slf4j.LoggerFactory;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
@@ -104,7 +98,7 @@ public final class PostgresQueue implements Queue {
      * schema's owner runs on {@code adminDataSource}: the migrations (or, with {@code migrateOnStart(false)}, the
      * check that the schema is there), the queue policies of every namespace, and the VACUUM of the hot table
      * (its checks every few seconds run on the pool, the VACUUM itself only when due). The pool then reaches the
-     * engine through the gates of migration 13, which refuse a namespace not granted to its login with
+     * engine through its gates ({@code engine_*}), which refuse a namespace not granted to its login with
      * {@link dev.queue.api.NamespaceAccessDeniedException}. {@code listenDataSource} as in
      * {@link #create(DataSource, DataSource, PostgresQueueConfig)}; pass {@code dataSource} for both.
      *
@@ -227,7 +221,7 @@ public final class PostgresQueue implements Queue {
             PostgresWakeUps toClose = listener;
             PostgresWakeUps heartbeatListener = listener;
             boolean listens = config.listen();
-            PostgresWorkerRegistry workers = new PostgresWorkerRegistry(new Sessions(sessions), schema,
+            PostgresWorkerRegistry workers = new PostgresWorkerRegistry(new Sessions(sessions),
                     () -> heartbeatListener != null ? heartbeatListener.state() : listens ? ListenerState.NOT_STARTED : ListenerState.OFF);
             MaintenanceRunner vacuumToStop = vacuum;
             QueueEngine engine = QueueEngine.builder()

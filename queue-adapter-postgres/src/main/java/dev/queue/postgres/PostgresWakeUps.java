@@ -30,7 +30,7 @@ import java.util.function.Consumer;
 
 /**
  * {@link WakeUps} over LISTEN/NOTIFY. Publishing statements NOTIFY the schema's channel inside their own
- * transaction (see {@code V10__engine_functions.sql}); this class holds one dedicated connection, outside the pool, that
+ * transaction (see {@code db/queue/R__publish.sql}); this class holds one dedicated connection, outside the pool, that
  * LISTENs to it, and a daemon thread that waits for notifications and calls the listeners of their
  * (namespace, topic).
  *
@@ -60,7 +60,9 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private static final String PROBE_PREFIX = "~probe/";
     /** Names cannot hold ':', so no topic's wake-up starts like this. */
     private static final String CANCEL_PREFIX = "cancel:";
-    /** "promoted:namespace/topic/priority/due-micros/id", sent by the promotion of ordering keys (migration 24). */
+    /**
+     * "promoted:namespace/topic/priority/due-micros/id", sent by the promotion of ordering keys (R__flow_control.sql).
+     */
     private static final String PROMOTED_PREFIX = "promoted:";
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresWakeUps.class);
@@ -415,7 +417,7 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
         }
     }
 
-    /** "cancel:namespace/id", sent by the cancel of a running message (migration 19): its handler is told at once. */
+    /** "cancel:namespace/id", sent by the cancel of a running message (R__settle.sql): its handler is told at once. */
     private void cancelled(String payload) {
         int slash = payload.lastIndexOf('/');
         if (slash < CANCEL_PREFIX.length()) {

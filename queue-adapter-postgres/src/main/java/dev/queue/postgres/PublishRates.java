@@ -3,7 +3,6 @@ package dev.queue.postgres;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,9 +16,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The messages this process published, per namespace and topic, counted in memory and written once per
- * {@link #INTERVAL} by one call of {@code record_rates} (migration 15): the overview's rate in costs the publish
- * statements nothing (a trigger or a counter update per publish would). The same call takes the minute's snapshot
- * of the completion counters, so it also runs once a minute when nothing was published.
+ * {@link #INTERVAL} by one call of {@code record_rates} ({@code db/queue/R__stats.sql}): the overview's rate in
+ * costs the publish statements nothing (a trigger or a counter update per publish would). The same call takes the
+ * minute's snapshot of the completion counters, so it also runs once a minute when nothing was published.
  *
  * <p>Counts are of messages stored, also on a caller's transaction that may still roll back: a rate, not a ledger.
  * A failed flush keeps its counts for the next one.
@@ -30,8 +29,6 @@ final class PublishRates implements AutoCloseable {
     static final Duration INTERVAL = Duration.ofSeconds(5);
 
     private static final Logger LOG = LoggerFactory.getLogger(PublishRates.class);
-    /** undefined_function: the schema predates version 15 (migrated by Flyway or Liquibase without it yet). */
-    private static final String NO_SUCH_FUNCTION = "42883";
 
     /** By "namespace/topic": names hold no slash, so the key splits back unambiguously. */
     private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
@@ -39,7 +36,6 @@ final class PublishRates implements AutoCloseable {
     private final String schema;
     private ScheduledExecutorService timer;
     private long lastMinute = -1;
-    private volatile boolean missing;
 
     PublishRates(Sessions sessions, String schema) {
         this.sessions = sessions;
@@ -48,7 +44,7 @@ final class PublishRates implements AutoCloseable {
 
     /** Counts {@code n} messages stored for the topic (the key is {@code namespace/topic}). */
     void count(String key, long n) {
-        if (!missing && n > 0) {
+        if (n > 0) {
             counts.computeIfAbsent(key, k -> new LongAdder()).add(n);
         }
     }
@@ -75,9 +71,6 @@ final class PublishRates implements AutoCloseable {
 
     /** Writes the counts since the last flush (and the minute's snapshot); false when there was nothing to do. */
     synchronized boolean flush() {
-        if (missing) {
-            return false;
-        }
         List<String> namespaces = new ArrayList<>();
         List<String> topics = new ArrayList<>();
         List<Long> published = new ArrayList<>();
@@ -105,14 +98,6 @@ final class PublishRates implements AutoCloseable {
             lastMinute = minute;
             return true;
         } catch (RuntimeException e) {
-            SQLException sql = PostgresErrors.findSqlException(e);
-            if (sql != null && NO_SUCH_FUNCTION.equals(sql.getSQLState())) {
-                missing = true;
-                counts.clear();
-                LOG.warn("schema {} has no topic rates (migration V15 not applied): the dashboard shows no rates in and "
-                        + "out; apply the migrations in db/queue/", schema);
-                return false;
-            }
             taken.forEach((key, n) -> count(key, n));
             throw e;
         }

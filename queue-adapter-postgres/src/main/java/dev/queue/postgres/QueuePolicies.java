@@ -20,13 +20,10 @@ final class QueuePolicies {
     private QueuePolicies() {
     }
 
-    /** Returns how many policy rows were written; none when the schema predates the policies. */
+    /** Returns how many policy rows were written. */
     static int write(Sessions sessions, QueueOptions options, CompletedRetention retention) {
         return sessions.inTransaction("writing the queue policies", session -> {
             MaintenanceMapper mapper = session.getMapper(MaintenanceMapper.class);
-            if (!Boolean.TRUE.equals(mapper.policiesPresent())) {
-                return 0;
-            }
             // the audit trigger records who changed a policy
             sessions.actLocally(session);
             boolean archive = retention == CompletedRetention.ARCHIVE;

@@ -5,7 +5,7 @@ import org.apache.ibatis.annotations.Param;
 import java.time.Instant;
 import java.util.List;
 
-/** The schedule area of {@code ScheduleMapper.xml}, over the engine functions of migration 10. */
+/** The schedule area of {@code ScheduleMapper.xml}, over the engine functions of {@code db/queue/R__schedules.sql}. */
 interface ScheduleMapper {
 
     /** A schedule's columns, to store ({@code dbNow} unused) or as read ({@code dbNow} set by lockDueSchedules). */

@@ -1,5 +1,6 @@
 package dev.queue.postgres;
 
+import dev.queue.api.StoreNotReadyException;
 import dev.queue.testkit.QueueFactory;
 import dev.queue.testkit.contract.DeadLetterContract;
 import dev.queue.testkit.contract.FlowControlContract;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A slice of the contract on a queue whose pool logs in as a member of the schema's app role: since migration 16
@@ -43,6 +45,24 @@ class PostgresAppPoolContractTest {
             assertThat(operatorLogin.access()).isEqualTo(EngineAccess.DIRECT);
             assertThat(tenantLogin.access()).isEqualTo(EngineAccess.GATED);
             assertThat(tenantLogin.trusted()).isFalse();
+        }
+    }
+
+    @Test
+    void aLoginWithNoRoleOfTheSchemaIsToldItMayExecuteNeither() {
+        String schema = PostgresTestServer.freshSchema("appnone");
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(PostgresTestServer.dataSource(), schema), schema);
+        try (TenantRoles roles = new TenantRoles(schema)) {
+            String stranger = roles.tenant("stranger");
+            assertThatThrownBy(() -> EngineAccess.of(roles.dataSource(stranger), schema))
+                    .isInstanceOf(StoreNotReadyException.class)
+                    .hasMessageContaining("role \"" + stranger + "\" may execute neither")
+                    .hasMessageContaining(schema);
+            // USAGE on the schema alone: it finds the functions, and may still execute none of them
+            PostgresTestServer.execute("GRANT USAGE ON SCHEMA \"" + schema + "\" TO " + stranger);
+            assertThatThrownBy(() -> EngineAccess.of(roles.dataSource(stranger), schema))
+                    .isInstanceOf(StoreNotReadyException.class)
+                    .hasMessageContaining("may execute neither");
         }
     }
 

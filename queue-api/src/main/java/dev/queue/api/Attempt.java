@@ -7,8 +7,7 @@ import java.time.Instant;
  * 1 after a redrive), how it ended, the worker that ran it, when it started and ended, and the error it ended with.
  *
  * @param attempt   the attempt's number, from 1
- * @param outcome   how it ended, {@link AttemptOutcome#RUNNING} while it runs; null when the store recorded it before
- *                  it kept outcomes (a PostgreSQL schema before version 18)
+ * @param outcome   how it ended, {@link AttemptOutcome#RUNNING} while it runs; null when the store did not record it
  * @param worker    the worker that ran it; null when the store does not know it
  * @param startedAt when it was claimed, by the queue's clock; null when the store does not know it
  * @param endedAt   when it ended, by the queue's clock; null while it runs
