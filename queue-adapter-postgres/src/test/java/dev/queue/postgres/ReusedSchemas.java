@@ -1,5 +1,6 @@
 package dev.queue.postgres;
 
+import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -27,9 +28,12 @@ final class ReusedSchemas<S> {
 
     private final Map<S, List<PostgresQueue>> queuesOf = new LinkedHashMap<>();
     private final Function<S, String> schemaName;
+    private final DataSource database;
 
-    ReusedSchemas(Function<S, String> schemaName) {
+    /** @param database the superuser's connections to the database the schemas are in */
+    ReusedSchemas(Function<S, String> schemaName, DataSource database) {
         this.schemaName = schemaName;
+        this.database = database;
     }
 
     /**
@@ -42,7 +46,7 @@ final class ReusedSchemas<S> {
                 continue;
             }
             S schema = entry.getKey();
-            if (empty(schemaName.apply(schema))) {
+            if (empty(database, schemaName.apply(schema))) {
                 prepare.accept(schema);
                 entry.getValue().clear();
                 return schema;
@@ -83,9 +87,9 @@ final class ReusedSchemas<S> {
      * lock could not be had in time (or waiting for it deadlocked). Any other failure is the test setup's and is
      * thrown.
      */
-    static boolean empty(String schema) {
+    static boolean empty(DataSource database, String schema) {
         PostgresQueueConfig.checkSchema(schema);
-        try (Connection connection = PostgresTestServer.dataSource().getConnection()) {
+        try (Connection connection = database.getConnection()) {
             connection.setAutoCommit(false);
             List<String> tables = new ArrayList<>();
             try (PreparedStatement statement = connection.prepareStatement("SELECT format('%I.%I', schemaname, tablename) "
