@@ -5,6 +5,7 @@ import dev.queue.domain.engine.MaintenanceRunner;
 import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
  * vacuum holds the table, no parallel workers, and no vacuum again while the same transaction holds the vacuum horizon.
  */
+@Tag("slow")
 class HotTableVacuumTest {
 
     private StoreFixture db;

@@ -14,6 +14,7 @@ import dev.queue.domain.port.RedriveCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import org.apache.ibatis.session.SqlSessionFactory;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * statements may run a generic plan that guesses 10 rows for every array. Every statement must keep a plan that
  * is an index probe or a hash per element under both, never a scan per element.
  */
+@Tag("slow")
 class QueryPlanTest {
 
     private static final Instant NOW = Instant.parse("2030-01-01T00:00:00Z");

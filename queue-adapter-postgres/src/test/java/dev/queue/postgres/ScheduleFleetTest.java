@@ -14,6 +14,7 @@ import dev.queue.api.Schedules;
 import dev.queue.domain.schedule.SchedulePlanner;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
@@ -87,6 +88,7 @@ class ScheduleFleetTest {
     // ------------------------------------------------------------------ 1. exactly once across a fleet
 
     @Test
+    @Tag("slow") // 50 schedules over 200 rounds of four replicas
     void fourReplicasTickingAtTheSameMomentFireEachDueTimeOfEachScheduleExactlyOnce() throws Exception {
         int replicas = 4;
         int schedules = 50;
