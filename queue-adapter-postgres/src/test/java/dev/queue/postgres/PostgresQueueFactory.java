@@ -11,28 +11,21 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
 /**
- * The contract suite's queues: each {@link #create} starts a {@link PostgresQueue} over an empty schema that takes
- * its time from the manual clock and listens for wake-ups. The schemas are in a database of the factory's own, a
- * copy of a template whose schema is migrated ({@link PostgresTestServer#migratedSchema}); a test gets that schema,
- * one whose queues of an earlier test are all closed, emptied ({@link ReusedSchemas}), or, while those are still
- * open, a schema migrated for it beside them. All queues of one factory share a pool; their LISTEN connections are
- * opened separately. The database (or, where the tests may not create databases, each schema) is dropped on close.
- * No capability is missing.
+ * The contract suite's queues: each {@link #create} starts a {@link PostgresQueue} over an empty schema (a schema
+ * migrated for it, or one whose queues of an earlier test are all closed, emptied: {@link ReusedSchemas}) that
+ * takes its time from the manual clock and listens for wake-ups. All queues of one factory share a pool; their
+ * LISTEN connections are opened separately. The schemas are dropped on close. No capability is missing.
  */
 public final class PostgresQueueFactory implements QueueFactory {
 
     private final List<String> schemas = new CopyOnWriteArrayList<>();
-    private MigratedSchema database;
-    private ReusedSchemas<String> reused;
+    private final ReusedSchemas<String> reused = new ReusedSchemas<>(Function.identity());
     private HikariDataSource pool;
 
     @Override
     public synchronized Queue create(ManualClock clock, QueueOptions options) {
-        if (database == null) {
-            database = PostgresTestServer.migratedSchema("contract");
-            reused = new ReusedSchemas<>(Function.identity(), database.dataSource());
-            pool = database.newPool("contract", 24);
-            reused.added(database.schema());
+        if (pool == null) {
+            pool = PostgresTestServer.newPool("contract", 24);
         }
         String schema = reused.takeIdle(s -> { });
         if (schema == null) {
@@ -55,30 +48,21 @@ public final class PostgresQueueFactory implements QueueFactory {
                 .queueOptions(options)
                 .clock(clock)
                 .listen(true);
-        PostgresQueue queue = PostgresQueue.create(pool, database.dataSource(), config);
+        PostgresQueue queue = PostgresQueue.create(pool, PostgresTestServer.dataSource(), config);
         reused.opened(schema, queue);
         return queue;
     }
 
     @Override
     public synchronized void close() {
-        if (reused != null) {
-            reused.clear();
-        }
-        if (database != null && database.database() == null) {
-            // schemas of the server's own database: the database is not dropped
-            for (String schema : schemas) {
-                PostgresTestServer.dropSchema(schema);
-            }
+        reused.clear();
+        for (String schema : schemas) {
+            PostgresTestServer.dropSchema(schema);
         }
         schemas.clear();
         if (pool != null) {
             pool.close();
             pool = null;
-        }
-        if (database != null) {
-            database.close();
-            database = null;
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.queue.postgres;
 
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -28,12 +27,9 @@ final class ReusedSchemas<S> {
 
     private final Map<S, List<PostgresQueue>> queuesOf = new LinkedHashMap<>();
     private final Function<S, String> schemaName;
-    private final DataSource database;
 
-    /** @param database the superuser's connections to the database the schemas are in */
-    ReusedSchemas(Function<S, String> schemaName, DataSource database) {
+    ReusedSchemas(Function<S, String> schemaName) {
         this.schemaName = schemaName;
-        this.database = database;
     }
 
     /**
@@ -46,7 +42,7 @@ final class ReusedSchemas<S> {
                 continue;
             }
             S schema = entry.getKey();
-            if (empty(database, schemaName.apply(schema))) {
+            if (empty(schemaName.apply(schema))) {
                 prepare.accept(schema);
                 entry.getValue().clear();
                 return schema;
@@ -87,9 +83,9 @@ final class ReusedSchemas<S> {
      * lock could not be had in time (or waiting for it deadlocked). Any other failure is the test setup's and is
      * thrown.
      */
-    static boolean empty(DataSource database, String schema) {
+    static boolean empty(String schema) {
         PostgresQueueConfig.checkSchema(schema);
-        try (Connection connection = database.getConnection()) {
+        try (Connection connection = PostgresTestServer.dataSource().getConnection()) {
             connection.setAutoCommit(false);
             List<String> tables = new ArrayList<>();
             try (PreparedStatement statement = connection.prepareStatement("SELECT format('%I.%I', schemaname, tablename) "

@@ -22,7 +22,7 @@ final class RolePoolQueueFactory implements QueueFactory {
     private final Function<TenantRoles, String> newLogin;
     private final BiConsumer<TenantRoles, String> afterEmptied;
     private final List<TenantRoles> schemas = new CopyOnWriteArrayList<>();
-    private final ReusedSchemas<Login> reused = new ReusedSchemas<>(Login::schema, PostgresTestServer.dataSource());
+    private final ReusedSchemas<Login> reused = new ReusedSchemas<>(Login::schema);
 
     /**
      * @param prefix       the schemas' name prefix
