@@ -5,6 +5,7 @@ import dev.queue.domain.engine.MaintenanceRunner;
 import dev.queue.testkit.CapturedLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The queue's own vacuum of the hot table: nothing below the threshold, a vacuum above it, none while another
  * vacuum holds the table, no parallel workers, and no vacuum again while the same transaction holds the vacuum horizon.
  */
+@Tag("slow")
 class HotTableVacuumTest {
 
     private StoreFixture db;
@@ -79,9 +81,9 @@ class HotTableVacuumTest {
     }
 
     private void makeDeadRows(int count) {
-        PostgresTestServer.execute("INSERT INTO \"" + db.schema + "\".messages (namespace, topic, payload, max_attempts, run_at, published_at) "
+        db.migrated.execute("INSERT INTO \"" + db.schema + "\".messages (namespace, topic, payload, max_attempts, run_at, published_at) "
                 + "SELECT 'ns', 't', '{}', 1, now(), now() FROM generate_series(1, " + count + ")");
-        PostgresTestServer.execute("DELETE FROM \"" + db.schema + "\".messages");
+        db.migrated.execute("DELETE FROM \"" + db.schema + "\".messages");
         // The statistics reach pg_stat_user_tables shortly after the deleting transaction ends.
         await().atMost(Duration.ofSeconds(20)).until(() -> deadTuples() >= 5_000);
     }
@@ -141,7 +143,7 @@ class HotTableVacuumTest {
     void leavesTheTableToAVacuumAlreadyAtWork() throws Exception {
         HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
         makeDeadRows(8_000);
-        try (Connection other = PostgresTestServer.dataSource().getConnection(); Statement statement = other.createStatement()) {
+        try (Connection other = db.dataSource().getConnection(); Statement statement = other.createStatement()) {
             // The lock a running VACUUM (autovacuum's, or another replica's) holds on the table.
             other.setAutoCommit(false);
             statement.execute("LOCK TABLE \"" + db.schema + "\".messages IN SHARE UPDATE EXCLUSIVE MODE");
@@ -156,7 +158,7 @@ class HotTableVacuumTest {
     void waitsWhileATransactionHoldsTheHorizonAndResumesWhenItEnds() throws Exception {
         // A round every 50 ms: sixty in three seconds, where the usual 2 s cadence would see a minute's worth in two.
         try (CapturedLog log = CapturedLog.start();
-             Connection holder = PostgresTestServer.dataSource().getConnection();
+             Connection holder = db.dataSource().getConnection();
              Statement holding = holder.createStatement()) {
             holding.execute("SET application_name = 'horizon-holder'");
             int holderPid = Holder.holdTheHorizon(holder).pid();
@@ -194,11 +196,11 @@ class HotTableVacuumTest {
         ExecutorService queries = Executors.newFixedThreadPool(3);
         try (CapturedLog log = CapturedLog.start()) {
             for (int i = 0; i < 3; i++) {
-                Connection connection = PostgresTestServer.dataSource().getConnection();
+                Connection connection = db.dataSource().getConnection();
                 busy.add(connection);
                 sleeping.add(connection.createStatement());
             }
-            try (Connection holder = PostgresTestServer.dataSource().getConnection()) {
+            try (Connection holder = db.dataSource().getConnection()) {
                 Holder held = Holder.holdTheHorizon(holder);
                 int holderPid = held.pid();
                 long holderXid = held.xid();
@@ -232,7 +234,7 @@ class HotTableVacuumTest {
 
     @Test
     void vacuumsAgainOnlyOnceTheHorizonMoves() throws Exception {
-        try (Connection holder = PostgresTestServer.dataSource().getConnection()) {
+        try (Connection holder = db.dataSource().getConnection()) {
             int holderPid = Holder.holdTheHorizon(holder).pid();
             makeDeadRows(8_000);
             awaitPinned(holderPid);
@@ -240,7 +242,7 @@ class HotTableVacuumTest {
             assertThat(vacuum.runOnce().vacuumed()).as("the first vacuum, which removes nothing").isTrue();
             assertThat(vacuum.runOnce().vacuumed()).as("the same transaction holds the horizon").isFalse();
             // Younger transactions come and go behind the holder: the horizon stays where it is.
-            try (Connection other = PostgresTestServer.dataSource().getConnection()) {
+            try (Connection other = db.dataSource().getConnection()) {
                 Holder.holdTheHorizon(other);
                 assertThat(vacuum.runOnce().vacuumed()).as("a younger transaction open as well").isFalse();
                 other.rollback();
@@ -255,7 +257,7 @@ class HotTableVacuumTest {
 
     @Test
     void takesATransactionOpenForLessThanThePinsShortestForTraffic() throws Exception {
-        try (CapturedLog log = CapturedLog.start(); Connection holder = PostgresTestServer.dataSource().getConnection()) {
+        try (CapturedLog log = CapturedLog.start(); Connection holder = db.dataSource().getConnection()) {
             int holderPid = Holder.holdTheHorizon(holder).pid();
             makeDeadRows(8_000);
             HotTableVacuum vacuum = vacuum(Duration.ofHours(1));
@@ -289,9 +291,9 @@ class HotTableVacuumTest {
      * Runs a statement where PostgreSQL would vacuum even the smallest index in parallel and reports its progress
      * messages (DEBUG2, which names the parallel workers it launches) to the client.
      */
-    private static List<String> serverMessagesOf(String vacuum) throws Exception {
+    private List<String> serverMessagesOf(String vacuum) throws Exception {
         List<String> messages = new ArrayList<>();
-        try (Connection connection = PostgresTestServer.dataSource().getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = db.dataSource().getConnection(); Statement statement = connection.createStatement()) {
             statement.execute("SET min_parallel_index_scan_size = 0");
             statement.execute("SET max_parallel_maintenance_workers = 2");
             statement.execute("SET client_min_messages = debug2");

@@ -6,6 +6,7 @@ import dev.queue.api.PublishResult;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
@@ -30,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * passed its place, while they work through a later batch) are found by the fleet's look behind the positions,
  * within about a sweep interval.
  */
+@Tag("slow")
 class PinnedHorizonClaimTest {
 
     private static final int MESSAGES = 50_000;

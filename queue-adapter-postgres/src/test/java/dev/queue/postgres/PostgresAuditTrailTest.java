@@ -26,21 +26,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PostgresAuditTrailTest {
 
-    private final List<String> schemas = new ArrayList<>();
+    private final List<MigratedSchema> schemas = new ArrayList<>();
+    /** The test's migrated schema (a database of its own), made by {@link #config()}. */
+    private MigratedSchema migrated;
 
     @AfterAll
     void dropSchemas() {
-        schemas.forEach(PostgresTestServer::dropSchema);
+        schemas.forEach(MigratedSchema::close);
     }
 
+    /** A config for a migrated schema of the test's own. */
     private PostgresQueueConfig config() {
-        String schema = PostgresTestServer.freshSchema("audit");
-        schemas.add(schema);
-        return PostgresQueueConfig.defaults().schema(schema).listen(false);
+        migrated = PostgresTestServer.migratedSchema("audit");
+        schemas.add(migrated);
+        return PostgresQueueConfig.defaults().schema(migrated.schema()).listen(false);
     }
 
-    private static List<String> strings(String sql, Object... params) throws SQLException {
-        try (Connection connection = PostgresTestServer.dataSource().getConnection();
+    private List<String> strings(String sql, Object... params) throws SQLException {
+        try (Connection connection = migrated.dataSource().getConnection();
              PreparedStatement statement = connection.prepareStatement(sql)) {
             for (int i = 0; i < params.length; i++) {
                 statement.setObject(i + 1, params[i]);
@@ -75,7 +78,7 @@ class PostgresAuditTrailTest {
     @Test
     void theConfiguredActorIsRecordedOverTheApplicationsDataSource() throws SQLException {
         PostgresQueueConfig config = config().actor("billing-service");
-        try (PostgresQueue queue = PostgresQueue.create(PostgresTestServer.dataSource(), config)) {
+        try (PostgresQueue queue = PostgresQueue.create(migrated.dataSource(), config)) {
             recordsTheActor(queue, config.schema(), "billing-service");
         }
     }
@@ -83,7 +86,7 @@ class PostgresAuditTrailTest {
     @Test
     void theConfiguredActorIsRecordedOverTheQueuesOwnPool() throws SQLException {
         PostgresQueueConfig config = config().actor("it's ops").poolSize(2);
-        try (PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config)) {
+        try (PostgresQueue queue = PostgresQueue.connect(migrated.jdbcUrl(), null, null, config)) {
             recordsTheActor(queue, config.schema(), "it's ops");
         }
     }
@@ -91,7 +94,7 @@ class PostgresAuditTrailTest {
     @Test
     void javaRedriveAndPurgeWriteTheAuditLogWithTheQueuesActor() throws SQLException {
         PostgresQueueConfig config = config().actor("ops-bot");
-        try (PostgresQueue queue = PostgresQueue.create(PostgresTestServer.dataSource(), config)) {
+        try (PostgresQueue queue = PostgresQueue.create(migrated.dataSource(), config)) {
             var ns = queue.namespace("audited");
             List<MessageId> dead = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -117,7 +120,7 @@ class PostgresAuditTrailTest {
     void theActorIsSetPerTransactionAndNeverLeftOnAPooledConnection() throws SQLException {
         PostgresQueueConfig config = config().actor("billing");
         // one connection: every statement of the queue runs on the session checked afterwards
-        try (HikariDataSource pool = PostgresTestServer.newPool("actor-leak", 1)) {
+        try (HikariDataSource pool = migrated.newPool("actor-leak", 1)) {
             Object backend;
             try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement(
                     "SELECT pg_backend_pid(), set_config('queue.actor', 'mallory', false)"); ResultSet rs = statement.executeQuery()) {
@@ -147,7 +150,7 @@ class PostgresAuditTrailTest {
     @Test
     void aQueueWithoutAnActorRecordsNoneEvenWhereAnotherBorrowerSetOne() throws SQLException {
         PostgresQueueConfig config = config();
-        try (HikariDataSource pool = PostgresTestServer.newPool("no-actor", 1);
+        try (HikariDataSource pool = migrated.newPool("no-actor", 1);
              PostgresQueue queue = PostgresQueue.create(pool, config)) {
             try (Connection connection = pool.getConnection(); PreparedStatement statement = connection.prepareStatement(
                     "SELECT set_config('queue.actor', 'mallory', false)")) {
@@ -181,12 +184,12 @@ class PostgresAuditTrailTest {
     @Test
     void withoutAnActorNothingIsRecordedAndABadOneIsRefused() throws SQLException {
         PostgresQueueConfig config = config();
-        try (PostgresQueue queue = PostgresQueue.create(PostgresTestServer.dataSource(), config)) {
+        try (PostgresQueue queue = PostgresQueue.create(migrated.dataSource(), config)) {
             MessageId id = queue.defaultNamespace().publish("t", "{}");
             assertThat(strings("SELECT coalesce(published_by, 'none') FROM \"" + config.schema() + "\".messages WHERE id = ?",
                     id.value())).containsExactly("none");
         }
-        assertThatThrownBy(() -> config().actor("")).isInstanceOf(InvalidInputException.class);
-        assertThatThrownBy(() -> config().actor("a\nb")).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> config.actor("")).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> config.actor("a\nb")).isInstanceOf(InvalidInputException.class);
     }
 }

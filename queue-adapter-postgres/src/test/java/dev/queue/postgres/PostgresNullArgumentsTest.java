@@ -37,6 +37,7 @@ class PostgresNullArgumentsTest {
 
     private static final Instant START = Instant.parse("2030-01-01T00:00:00Z");
     private final List<String> schemas = new ArrayList<>();
+    private final List<MigratedSchema> migrated = new ArrayList<>();
     private final List<AutoCloseable> opened = new ArrayList<>();
 
     @AfterAll
@@ -45,6 +46,7 @@ class PostgresNullArgumentsTest {
             closeable.close();
         }
         schemas.forEach(PostgresTestServer::dropSchema);
+        migrated.forEach(MigratedSchema::close);
     }
 
     @Test
@@ -95,8 +97,12 @@ class PostgresNullArgumentsTest {
         return PostgresQueueConfig.defaults().schema(schema).poolSize(2);
     }
 
+    /** A queue started on a migrated schema of its own (the sweep calls each member on a new one). */
     private PostgresQueue queue() {
-        PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config());
+        MigratedSchema schema = PostgresTestServer.migratedSchema("nulls");
+        migrated.add(schema);
+        PostgresQueue queue = PostgresQueue.connect(schema.jdbcUrl(), null, null,
+                PostgresQueueConfig.defaults().schema(schema.schema()).poolSize(2));
         opened.add(queue);
         return queue;
     }

@@ -15,9 +15,7 @@ import dev.queue.api.QueueClosedException;
 import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.postgresql.PGConnection;
@@ -52,38 +50,42 @@ class PostgresQueueTest {
     private static final Duration LONG_SWEEP = Duration.ofSeconds(30);
     private static final Duration PROMPTLY = Duration.ofSeconds(5);
 
-    private HikariDataSource pool;
-    private final List<String> schemas = new ArrayList<>();
     private static final String DEFAULT = dev.queue.api.Queue.DEFAULT_NAMESPACE;
 
+    /** The test's migrated schema, in a database of its own, dropped after the test with every session on it. */
+    private MigratedSchema migrated;
+    /** The application's pool, on the test's database. */
+    private HikariDataSource pool;
     private PostgresQueue queue;
-
-    @BeforeAll
-    void createPool() {
-        pool = PostgresTestServer.newPool("queue-test", 12);
-    }
 
     @AfterEach
     void closeQueue() {
         if (queue != null) {
             queue.close();
+            queue = null;
+        }
+        if (pool != null) {
+            pool.close();
+            pool = null;
+        }
+        if (migrated != null) {
+            migrated.close();
+            migrated = null;
         }
     }
 
-    @AfterAll
-    void dropSchemas() {
-        schemas.forEach(PostgresTestServer::dropSchema);
-        pool.close();
-    }
-
+    /** The config of the test's schema, migrated (with the application's pool on it) at the first call. */
     private PostgresQueueConfig config(Duration sweep) {
-        String schema = PostgresTestServer.freshSchema("pq");
-        schemas.add(schema);
-        return PostgresQueueConfig.defaults().schema(schema).queueOptions(QueueOptions.defaults().sweepInterval(sweep));
+        if (migrated == null) {
+            migrated = PostgresTestServer.migratedSchema("pq");
+            pool = migrated.newPool("queue-test", 12);
+        }
+        return PostgresQueueConfig.defaults().schema(migrated.schema()).queueOptions(QueueOptions.defaults().sweepInterval(sweep));
     }
 
     private PostgresQueue start(Duration sweep) {
-        queue = PostgresQueue.create(pool, PostgresTestServer.dataSource(), config(sweep));
+        PostgresQueueConfig config = config(sweep);
+        queue = PostgresQueue.create(pool, migrated.dataSource(), config);
         return queue;
     }
 
@@ -288,7 +290,7 @@ class PostgresQueueTest {
     @Test
     void connectOwnsItsPoolAndClosesEverythingWithTheQueue() {
         PostgresQueueConfig config = config(Duration.ofMillis(200)).poolSize(3);
-        PostgresQueue connected = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
+        PostgresQueue connected = PostgresQueue.connect(migrated.jdbcUrl(), null, null, config);
         int listenerPid;
         PostgresNamespace billing = connected.namespace("billing");
         try {
@@ -303,7 +305,7 @@ class PostgresQueueTest {
             assertThat(count("pg_stat_activity WHERE application_name = '" + listener + "'")).isZero();
             ns.subscribe(Subscriber.on("invoice").handleDelivery((d, ctx) -> { }));
             await().atMost(PROMPTLY).until(() -> count("pg_stat_activity WHERE application_name = '" + listener + "'") == 1);
-            listenerPid = ((Number) StoreFixture.firstColumn(PostgresTestServer.dataSource(),
+            listenerPid = ((Number) StoreFixture.firstColumn(migrated.dataSource(),
                     "SELECT pid FROM pg_stat_activity WHERE application_name = '" + listener + "'").get(0)).intValue();
         } finally {
             connected.close();
@@ -323,7 +325,7 @@ class PostgresQueueTest {
     @Test
     void withoutListeningSubscribersStillFindWorkBySweeping() {
         PostgresQueueConfig config = config(Duration.ofMillis(100)).listen(false);
-        queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
+        queue = PostgresQueue.connect(migrated.jdbcUrl(), null, null, config);
         Namespace ns = queue.defaultNamespace();
         Set<MessageId> handled = ConcurrentHashMap.newKeySet();
         try (Subscription subscription = ns.subscribe(Subscriber.on("t").handleDelivery((d, ctx) -> handled.add(d.id())))) {
@@ -339,7 +341,8 @@ class PostgresQueueTest {
 
     @Test
     void archiveRetentionKeepsCompletedMessagesInTheArchiveTable() {
-        queue = PostgresQueue.create(pool, config(Duration.ofMillis(100)).completedRetention(CompletedRetention.ARCHIVE));
+        PostgresQueueConfig config = config(Duration.ofMillis(100)).completedRetention(CompletedRetention.ARCHIVE);
+        queue = PostgresQueue.create(pool, config);
         Namespace ns = queue.defaultNamespace();
         MessageId id = ns.publish(Message.to("t").json("{\"a\":1}")).id();
         ns.ack(ns.pullOne(Pull.from("t")).orElseThrow());

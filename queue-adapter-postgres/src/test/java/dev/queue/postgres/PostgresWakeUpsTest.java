@@ -44,7 +44,7 @@ class PostgresWakeUpsTest {
     }
 
     private PostgresWakeUps newWakeUps(java.util.function.Consumer<String> probeSender, Duration probeTimeout) {
-        return new PostgresWakeUps(db.schema, PostgresTestServer.dataSource()::getConnection, db.sessions, probeSender,
+        return new PostgresWakeUps(db.schema, db.dataSource()::getConnection, db.sessions, probeSender,
                 probeTimeout, Duration.ofMillis(50));
     }
 
@@ -81,7 +81,7 @@ class PostgresWakeUpsTest {
         WakeUps.Registration closed = wakeUps.listenForPromotions(NS, List.of("a"), (topic, position) -> elsewhere.add(topic));
         closed.close();
 
-        try (Connection sender = PostgresTestServer.dataSource().getConnection(); Statement statement = sender.createStatement()) {
+        try (Connection sender = db.dataSource().getConnection(); Statement statement = sender.createStatement()) {
             for (String payload : List.of("promoted:" + NS + "/a/x/1/2", "promoted:" + NS + "/a/3", "promoted:/a/1/2/3",
                     "promoted:" + NS + "/b/4/1767225600000001/17", "promoted:" + NS + "/a/0/1767225600000000/5")) {
                 statement.execute("SELECT pg_notify('" + db.schema + "_wakeup', '" + payload + "')");
@@ -109,7 +109,7 @@ class PostgresWakeUpsTest {
 
     @Test
     void aTransactionNotifiesOncePerNamespaceAndTopicWhateverItPublishes() throws Exception {
-        try (Connection listener = PostgresTestServer.dataSource().getConnection()) {
+        try (Connection listener = db.dataSource().getConnection()) {
             try (Statement statement = listener.createStatement()) {
                 statement.execute("LISTEN \"" + db.schema + "_wakeup\"");
             }

@@ -6,6 +6,7 @@ import dev.queue.api.QueueOptions;
 import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.api.TopicStats;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.BufferedReader;
@@ -32,6 +33,7 @@ import static org.awaitility.Awaitility.await;
  * acknowledgements still waiting to be recorded are lost, so those messages run again too (at least once). In
  * the end every message is completed exactly once in the table's books and none is pending, running or dead.
  */
+@Tag("slow")
 class ProcessCrashTest {
 
     private static final String TOPIC = "invoice.send";

@@ -14,6 +14,7 @@ import dev.queue.domain.port.RedriveCommand;
 import dev.queue.domain.port.StatsQuery;
 import dev.queue.domain.port.StoredOutcome;
 import org.apache.ibatis.session.SqlSessionFactory;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * statements may run a generic plan that guesses 10 rows for every array. Every statement must keep a plan that
  * is an index probe or a hash per element under both, never a scan per element.
  */
+@Tag("slow")
 class QueryPlanTest {
 
     private static final Instant NOW = Instant.parse("2030-01-01T00:00:00Z");
@@ -65,7 +67,7 @@ class QueryPlanTest {
     @Test
     void aResumedClaimStartsAtItsPositionWhileAnOldTransactionKeepsClaimedEntries() throws SQLException {
         try (StoreFixture db = new StoreFixture("plan", CompletedRetention.DELETE);
-             Connection horizon = PostgresTestServer.dataSource().getConnection()) {
+             Connection horizon = db.dataSource().getConnection()) {
             for (int start = 0; start < 20_000; start += 1000) {
                 List<NewMessage> messages = new ArrayList<>();
                 for (int i = 0; i < 1000; i++) {
@@ -182,21 +184,21 @@ class QueryPlanTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void batchesOfThousandsWorkUnderGenericPlansAndStaleStatistics() {
-        String schema = PostgresTestServer.freshSchema("generic");
+        MigratedSchema migrated = PostgresTestServer.migratedSchema("generic");
+        String schema = migrated.schema();
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(PostgresTestServer.jdbcUrl());
+        config.setJdbcUrl(migrated.jdbcUrl());
         config.setMaximumPoolSize(2);
         config.setConnectionInitSql("SET plan_cache_mode = force_generic_plan");
-        try (HikariDataSource pool = new HikariDataSource(config)) {
+        try (migrated; HikariDataSource pool = new HikariDataSource(config)) {
             SqlSessionFactory sessions = MyBatisSupport.sessionFactory(pool, schema);
-            SchemaMigrator.migrate(sessions, schema);
             PostgresMessageStore store = new PostgresMessageStore(sessions, CompletedRetention.DELETE);
             List<NewMessage> batch = new ArrayList<>();
             for (int i = 0; i < 10_000; i++) {
                 batch.add(new NewMessage(NS, "t", "{}", Map.of(), 0, 3, i % 2 == 0 ? "k" + i : null, null, Duration.ZERO));
             }
             assertThat(store.messageInsertMany(new PublishCommand(batch, storeClock()))).noneMatch(StoredOutcome::duplicate);
-            PostgresTestServer.execute("ANALYZE \"" + schema + "\".messages");
+            migrated.execute("ANALYZE \"" + schema + "\".messages");
             List<NewMessage> keyed = batch.stream().filter(m -> m.uniqueKey() != null).limit(2_000).toList();
             assertThat(store.messageInsertMany(new PublishCommand(keyed, storeClock()))).allMatch(StoredOutcome::duplicate);
 
@@ -213,8 +215,6 @@ class QueryPlanTest {
             assertThat(store.deadLetterRedrive(RedriveCommand.batch(NS, "t", 0, 1000, storeClock())).redriven()).isEqualTo(1_000);
             assertThat(store.namespaceStats(new StatsQuery(NS)).completed()).isEqualTo(5_000);
             assertThat(store.namespaceStats(new StatsQuery(NS)).pending()).isEqualTo(1_000);
-        } finally {
-            PostgresTestServer.dropSchema(schema);
         }
     }
 

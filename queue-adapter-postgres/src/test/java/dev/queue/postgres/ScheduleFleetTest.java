@@ -14,6 +14,7 @@ import dev.queue.api.Schedules;
 import dev.queue.domain.schedule.SchedulePlanner;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
@@ -53,11 +54,14 @@ class ScheduleFleetTest {
     private static final Instant START = Instant.parse("2031-05-01T08:00:00.250Z");
 
     private final List<PostgresQueue> opened = new ArrayList<>();
+    /** The test's migrated schema, in a database of its own. */
+    private MigratedSchema migrated;
     private String schema;
 
     @BeforeEach
     void freshSchema() {
-        schema = PostgresTestServer.freshSchema("schedfleet");
+        migrated = PostgresTestServer.migratedSchema("schedfleet");
+        schema = migrated.schema();
     }
 
     @AfterEach
@@ -66,7 +70,7 @@ class ScheduleFleetTest {
         Collections.reverse(toClose);
         toClose.forEach(PostgresQueue::close);
         opened.clear();
-        PostgresTestServer.dropSchema(schema);
+        migrated.close();
     }
 
     /** A replica: a queue with a pool of its own over the test's schema, taking its time from {@code clock}. */
@@ -76,7 +80,7 @@ class ScheduleFleetTest {
                 .poolSize(poolSize)
                 .clock(clock)
                 .queueOptions(QueueOptions.defaults().scheduleTickInterval(scheduleTickInterval));
-        PostgresQueue queue = PostgresQueue.connect(PostgresTestServer.jdbcUrl(), null, null, config);
+        PostgresQueue queue = PostgresQueue.connect(migrated.jdbcUrl(), null, null, config);
         opened.add(queue);
         return queue;
     }
@@ -84,6 +88,7 @@ class ScheduleFleetTest {
     // ------------------------------------------------------------------ 1. exactly once across a fleet
 
     @Test
+    @Tag("slow") // 50 schedules over 200 rounds of four replicas
     void fourReplicasTickingAtTheSameMomentFireEachDueTimeOfEachScheduleExactlyOnce() throws Exception {
         int replicas = 4;
         int schedules = 50;
@@ -355,7 +360,7 @@ class ScheduleFleetTest {
 
     private <T> T run(String sql, Reader<T> reader) {
         String resolved = sql.replace("$s", "\"" + schema + "\"");
-        try (Connection connection = PostgresTestServer.dataSource().getConnection();
+        try (Connection connection = migrated.dataSource().getConnection();
              Statement statement = connection.createStatement();
              ResultSet rs = statement.executeQuery(resolved)) {
             return reader.read(rs);

@@ -13,6 +13,7 @@ import dev.queue.api.Subscriber;
 import dev.queue.api.Subscription;
 import dev.queue.api.TopicStats;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import static org.awaitility.Awaitility.await;
  * operating system survives either way: this test shows the recovery of the application, not that publishes
  * wait for the flush (BookkeepingCommitTest reads the commit mode of each statement for that).
  */
+@Tag("slow")
 class ServerCrashTest {
 
     private static final String TOPIC = "order.paid";

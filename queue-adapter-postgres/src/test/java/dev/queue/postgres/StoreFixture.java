@@ -28,11 +28,16 @@ import java.util.Map;
 
 import static dev.queue.domain.port.CommandTime.at;
 
-/** A migrated schema of its own and a store over it, for tests that drive the port directly. */
+/**
+ * A migrated schema of its own (a copy of a template in a database of its own: {@link MigratedSchema}) and a store
+ * over it, for tests that drive the port directly. Connections that must meet the store's (a horizon holder, a
+ * LISTEN, a lock) come from {@link #dataSource()}: the server's own DataSource may be another database.
+ */
 final class StoreFixture implements AutoCloseable {
 
     static final String NS = "ns";
 
+    final MigratedSchema migrated;
     final HikariDataSource pool;
     final String schema;
     final SqlSessionFactory sessions;
@@ -43,11 +48,21 @@ final class StoreFixture implements AutoCloseable {
     }
 
     StoreFixture(String prefix, CompletedRetention retention, int connections) {
-        this.pool = PostgresTestServer.newPool(prefix, connections);
-        this.schema = PostgresTestServer.freshSchema(prefix);
+        this.migrated = PostgresTestServer.migratedSchema(prefix);
+        this.pool = migrated.newPool(prefix, connections);
+        this.schema = migrated.schema();
         this.sessions = MyBatisSupport.sessionFactory(pool, schema);
-        SchemaMigrator.migrate(sessions, schema);
         this.store = new PostgresMessageStore(sessions, retention);
+    }
+
+    /** A new physical connection per call (no pool) to the fixture's database, as the superuser. */
+    javax.sql.DataSource dataSource() {
+        return migrated.dataSource();
+    }
+
+    /** A JDBC URL of the fixture's database carrying the credentials. */
+    String jdbcUrl() {
+        return migrated.jdbcUrl();
     }
 
     static NewMessage message(String topic) {
@@ -90,7 +105,7 @@ final class StoreFixture implements AutoCloseable {
      * executions at the latest, not knowing the parameters. "$s" stands for the schema.
      */
     List<String> nestedPlans(boolean genericPlans, String sql, Object... params) {
-        try (Connection connection = DriverManager.getConnection(PostgresTestServer.jdbcUrl())) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
             try (Statement setup = connection.createStatement()) {
                 setup.execute("LOAD 'auto_explain'");
                 setup.execute("SET auto_explain.log_min_duration = 0");
@@ -130,7 +145,7 @@ final class StoreFixture implements AutoCloseable {
     long claimBuffers(ClaimCommand command) {
         String sql = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM \"" + schema
                 + "\"._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        try (Connection connection = DriverManager.getConnection(PostgresTestServer.jdbcUrl())) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
             connection.setAutoCommit(false);
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
                 Object[] arguments = claimArguments(store.claimParams(command));
@@ -198,7 +213,7 @@ final class StoreFixture implements AutoCloseable {
 
     @Override
     public void close() {
-        PostgresTestServer.dropSchema(schema);
         pool.close();
+        migrated.close();
     }
 }

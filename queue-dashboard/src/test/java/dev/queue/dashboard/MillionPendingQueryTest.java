@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.queue.postgres.PostgresOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -39,6 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The times are printed; docs/operations.md quotes them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class MillionPendingQueryTest {
 
     private static final int PENDING = 1_000_000;

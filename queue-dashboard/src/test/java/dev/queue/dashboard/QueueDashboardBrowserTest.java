@@ -4,6 +4,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.openqa.selenium.By;
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * DASHBOARD_SCREENSHOTS) it saves the main pages as PNG files there, as docs/img holds them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class QueueDashboardBrowserTest {
 
     private static final String TOKEN = "browser-token-of-the-tests";

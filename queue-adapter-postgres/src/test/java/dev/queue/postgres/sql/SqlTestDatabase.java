@@ -44,13 +44,15 @@ final class SqlTestDatabase implements AutoCloseable {
         this.dataSource = ds;
     }
 
-    /** Creates the database and migrates schema {@code queue} in it the way the Java queue does on start. */
+    /**
+     * Creates the database with schema {@code queue} migrated in it the way the Java queue does on start: a copy of
+     * a template database this JVM migrated so once ({@link PostgresTestServer#createDatabaseFrom}).
+     */
     static SqlTestDatabase create(String prefix) {
         String name = prefix + "_" + Integer.toString(ThreadLocalRandom.current().nextInt(1 << 30), 36);
-        PostgresTestServer.execute("CREATE DATABASE " + name);
-        SqlTestDatabase database = new SqlTestDatabase(name, urlFor(name));
-        PostgresQueue.create(database.dataSource, PostgresQueueConfig.defaults().schema(SCHEMA).listen(false)).close();
-        return database;
+        PostgresTestServer.createDatabaseFrom("sql", SCHEMA, template -> PostgresQueue.create(template,
+                PostgresQueueConfig.defaults().schema(SCHEMA).listen(false)).close(), name);
+        return new SqlTestDatabase(name, urlFor(name));
     }
 
     private static String urlFor(String database) {

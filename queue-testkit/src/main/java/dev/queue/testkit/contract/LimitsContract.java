@@ -15,6 +15,7 @@ import dev.queue.api.Subscription;
 import dev.queue.api.TopicLimits;
 import dev.queue.testkit.Capability;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -260,6 +261,7 @@ public abstract class LimitsContract extends ContractSupport {
     }
 
     @Test
+    @Tag("slow") // a race of four queues over thousands of messages
     public void limitsAreNeverExceededByFourQueuesOverOneStore() throws Exception {
         requires(Capability.SHARED_STORE_ACROSS_INSTANCES);
         int limit = 5;
@@ -270,6 +272,7 @@ public abstract class LimitsContract extends ContractSupport {
     }
 
     @Test
+    @Tag("slow") // a race of four queues over thousands of messages
     public void partitionLimitsAreNeverExceededByFourQueuesOverOneStore() throws Exception {
         requires(Capability.SHARED_STORE_ACROSS_INSTANCES);
         int perPartition = 2;
@@ -634,6 +637,7 @@ public abstract class LimitsContract extends ContractSupport {
     }
 
     @Test
+    @Tag("slow") // a race of four queues over thousands of messages
     public void perKeyRunningLimitIsNeverExceededByFourQueuesOverOneStore() throws Exception {
         requires(Capability.SHARED_STORE_ACROSS_INSTANCES);
         requires(Capability.ORDERING_KEYS);
