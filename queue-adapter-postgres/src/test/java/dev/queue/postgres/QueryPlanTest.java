@@ -242,9 +242,9 @@ class QueryPlanTest {
             case "bury" -> db.nestedPlans(true, "SELECT * FROM $s._engine_bury(?, ?, ?, 'e', NULL, NULL)", NS, one, one);
             case "extend" -> db.nestedPlans(true, "SELECT * FROM $s._engine_extend(?, ?, ?, 1, NULL)", NS, one, one);
             case "release" -> db.nestedPlans(true, "SELECT * FROM $s._engine_release(?, ?, ?, true)", NS, one, one);
-            case "claim" -> db.nestedPlans(true, "SELECT * FROM $s._engine_claim(?, ?, 'w', 10, 1, 1, NULL, false, NULL, NULL, NULL)",
+            case "claim" -> db.nestedPlans(true, "SELECT * FROM $s._engine_claim(?, ?, 'w', 10, 1, 1, NULL, false, NULL, NULL, NULL, NULL)",
                     NS, new String[] {"t"});
-            case "publish" -> db.nestedPlans(true, "SELECT * FROM $s._engine_publish(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, true, NULL)",
+            case "publish" -> db.nestedPlans(true, "SELECT * FROM $s._engine_publish(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, true, NULL, NULL)",
                     new String[] {NS}, new String[] {"t"}, new String[] {"{}"}, new String[] {"{}"}, new Integer[] {0},
                     new Integer[] {1}, new String[] {"k"}, new Long[] {null}, new Long[] {0L});
             case "publishKeyed" -> db.nestedPlans(true,

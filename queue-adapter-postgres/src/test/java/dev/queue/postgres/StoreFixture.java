@@ -89,13 +89,13 @@ final class StoreFixture implements AutoCloseable {
     /** The plans of the claim's statements as the store binds it (rolled back: nothing is claimed). */
     List<String> explainClaim(ClaimCommand command) {
         MessageMapper.Claim claim = store.claimParams(command);
-        return nestedPlans(false, "SELECT * FROM $s._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", claimArguments(claim));
+        return nestedPlans(false, "SELECT * FROM $s._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", claimArguments(claim));
     }
 
     private static Object[] claimArguments(MessageMapper.Claim claim) {
         return new Object[] {claim.namespace(), claim.topics(), claim.worker(), claim.limit(), claim.leaseToken(),
                 claim.leaseMicros(), claim.now() == null ? null : OffsetDateTime.ofInstant(claim.now(), ZoneOffset.UTC),
-                claim.async(), claim.afterPriorities(), claim.afterRunAtMicros(), claim.afterIds()};
+                claim.async(), claim.afterPriorities(), claim.afterRunAtMicros(), claim.afterIds(), claim.behind()};
     }
 
     /**
@@ -144,7 +144,7 @@ final class StoreFixture implements AutoCloseable {
      */
     long claimBuffers(ClaimCommand command) {
         String sql = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM \"" + schema
-                + "\"._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                + "\"._engine_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
         try (Connection connection = DriverManager.getConnection(jdbcUrl())) {
             connection.setAutoCommit(false);
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
