@@ -27,8 +27,9 @@ import java.util.TreeSet;
  * policy, in 'acme' and in 'globex'), under a statement and a lock timeout, and is classified: success, typed error
  * (SQLSTATE class QU) or raw error (anything else, timeouts and exhaustion included). A success may hold at most
  * 1,000 locks, and a tenant's success must leave every row of other namespaces as it was (read inside the call's
- * transaction). After each call no lock is left held by the calling session and the server answers, and after a
- * typed error every table is as it was (a digest of each table's rows, read by the superuser).
+ * transaction). After each call no lock is left held by the calling session and the server answers; after each
+ * function's calls (typed errors included) every table is as it was (a digest of each table's rows, read by the
+ * superuser: as every call is rolled back, a difference is a change that outlived a call of that function).
  */
 final class HostileInputRun {
 
@@ -154,11 +155,33 @@ final class HostileInputRun {
         this.callerRole = login;
     }
 
+    /**
+     * Sets up the fixture (roles, grants, objects of both namespaces). Runs of several databases prepare one after
+     * the other: roles and their memberships are the cluster's, and concurrent grants of one role collide.
+     */
+    void prepare() throws SQLException {
+        superConnection = superuser.getConnection();
+        update("CALL queue.setup_roles()");
+        createProbe();
+        update("SELECT queue.grant_tenant('acme', " + HostileValues.literal(tenantLogin) + ")");
+        update("SELECT queue.grant_tenant('globex', " + HostileValues.literal(globexLogin) + ")");
+        // acme last: its leased message and dead letter are the ones the baselines name
+        for (String namespace : List.of("globex", OWN_NAMESPACE)) {
+            String ns = HostileValues.literal(namespace);
+            update("SELECT queue.set_queue_policy(" + ns + ", 'email', p_max_attempts := 5)");
+            update("SELECT queue.push(" + ns + ", 'email', '{\"k\":1}')");
+            update("SELECT queue.pause_queue(" + ns + ", 'paused')");
+            update("SELECT queue.set_queue_limits(" + ns + ", 'limited', p_max_running := 5)");
+            update("SELECT queue.create_schedule(" + ns + ", 'nightly', 'email', '{}', p_every_interval := '1 hour')");
+            lease(namespace);
+            bury(namespace);
+        }
+    }
+
+    /** The calls, after {@link #prepare}; closes the connections when done. */
     Result run() throws SQLException {
         long start = System.nanoTime();
-        try (Connection admin = superuser.getConnection()) {
-            superConnection = admin;
-            prepare();
+        try (Connection admin = superConnection) {
             callerConnection = callerConnection();
             List<Routine> routines = routines();
             digest = digest();
@@ -179,6 +202,13 @@ final class HostileInputRun {
                         call(routine, parameter, value);
                     }
                 }
+                // every call was rolled back: whatever differs now outlived a call of this function
+                Map<String, String> after = digest();
+                if (!after.equals(digest)) {
+                    violations.add(routine.name() + ": a call (typed errors included) left a change in "
+                            + changed(digest, after));
+                    digest = after;
+                }
             }
             callerConnection.close();
             timings.sort(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder()));
@@ -189,26 +219,6 @@ final class HostileInputRun {
                     List.copyOf(refusedBaselines), slowest, (System.nanoTime() - start) / 1_000_000);
         } finally {
             superConnection = null;
-        }
-    }
-
-    /** The roles, grants and objects the baselines name, in both namespaces (globex's are the ones to keep). */
-    private void prepare() throws SQLException {
-        update("CALL queue.setup_roles()");
-        createProbe();
-        update("SELECT queue.grant_tenant('acme', " + HostileValues.literal(tenantLogin) + ")");
-        update("SELECT queue.grant_tenant('globex', " + HostileValues.literal(globexLogin) + ")");
-        update("SELECT queue.worker_heartbeat('worker-1', 'host-1', 4242, now())");
-        // acme last: its leased message and dead letter are the ones the baselines name
-        for (String namespace : List.of("globex", OWN_NAMESPACE)) {
-            String ns = HostileValues.literal(namespace);
-            update("SELECT queue.set_queue_policy(" + ns + ", 'email', p_max_attempts := 5)");
-            update("SELECT queue.push(" + ns + ", 'email', '{\"k\":1}')");
-            update("SELECT queue.pause_queue(" + ns + ", 'paused')");
-            update("SELECT queue.set_queue_limits(" + ns + ", 'limited', p_max_running := 5)");
-            update("SELECT queue.create_schedule(" + ns + ", 'nightly', 'email', '{}', p_every_interval := '1 hour')");
-            lease(namespace);
-            bury(namespace);
         }
     }
 
@@ -254,7 +264,7 @@ final class HostileInputRun {
                 LEFT JOIN LATERAL (
                     SELECT row_number() OVER (ORDER BY x.ord) AS ord, x.name, x.type
                     FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]),
-                                coalesce(p.proargmodes::text[], array_fill('i'::text, ARRAY[p.pronargs])),
+                                coalesce(p.proargmodes::text[], array_fill('i'::text, ARRAY[p.pronargs::integer])),
                                 p.proargnames) WITH ORDINALITY AS x(type, mode, name, ord)
                     WHERE x.mode IN ('i', 'b', 'v')) a ON true
                 WHERE p.pronamespace = ?::regnamespace AND p.prokind IN ('f', 'p') AND left(p.proname, 1) <> '_'
@@ -327,11 +337,6 @@ final class HostileInputRun {
             if (attacked == null) {
                 refusedBaselines.add(routine.name() + ": " + state + " " + message);
             }
-            Map<String, String> after = digest();
-            if (!after.equals(digest)) {
-                violations.add(where + " raised " + state + " yet changed " + changed(digest, after));
-                digest = after;
-            }
         } else if (value != null && !constructible(value, attacked.type())) {
             calls--;
             unconstructible.add(attacked.type() + " " + value.label() + ": " + state + " " + message);
@@ -377,7 +382,8 @@ final class HostileInputRun {
             String expression;
             if (parameter == attacked) {
                 expression = value.sql();
-            } else if (named && parameter.hasDefault()) {
+            } else if (named && !HostileValues.inBaseline(routine.name(), parameter.name(),
+                    attacked == null ? null : attacked.name(), parameter.hasDefault())) {
                 continue;
             } else {
                 expression = Objects.requireNonNullElse(baseline(routine, parameter), "NULL");
@@ -423,7 +429,7 @@ final class HostileInputRun {
                     statement.execute("SELECT pg_catalog.pg_advisory_unlock_all()");
                 }
             }
-            callerConnection.rollback();
+            // the next call runs in the transaction this check began: it only read
         } catch (SQLException e) {
             violations.add(where + " left a session that no longer answers: " + e.getSQLState() + " " + firstLine(e.getMessage()));
             try {

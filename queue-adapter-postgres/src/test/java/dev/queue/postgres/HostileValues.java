@@ -32,6 +32,29 @@ final class HostileValues {
     private HostileValues() {
     }
 
+    /**
+     * Optional parameters of which the function needs one (exactly one, or at least one): the first is part of the
+     * baselines, unless another of the group is under attack, which then stands alone.
+     */
+    private static final Map<String, List<String>> ONE_OF = Map.of(
+            "create_schedule", List.of("p_every_interval", "p_cron_expression"),
+            "find_messages", List.of("p_unique_key", "p_header_name"),
+            "snooze", List.of("p_delay", "p_run_at"),
+            "set_queue_limits", List.of("p_max_running", "p_max_running_per_partition", "p_rate_limit",
+                    "p_partition_rate_limit"));
+
+    /**
+     * Whether a parameter not under attack gets its baseline: every required one, and of the optional ones only the
+     * first of a {@link #ONE_OF} group when no other of the group is under attack (the others keep their defaults).
+     */
+    static boolean inBaseline(String function, String parameter, String attacked, boolean optional) {
+        if (!optional) {
+            return true;
+        }
+        List<String> group = ONE_OF.getOrDefault(function, List.of());
+        return !group.isEmpty() && group.get(0).equals(parameter) && (attacked == null || !group.contains(attacked));
+    }
+
     /** The baseline of a parameter: by its name (and for ids, the function), else by its type; null when unknown. */
     static String baseline(String function, String parameter, String type) {
         boolean deadLetters = function.contains("dead") || function.contains("redrive") || function.contains("purge");
@@ -306,7 +329,7 @@ final class HostileValues {
         return switch (element) {
             case "text" -> "'q' || g";
             case "boolean" -> "false";
-            case "json", "jsonb" -> "'{}'";
+            case "json", "jsonb" -> "'{}'::" + element;
             default -> "g";
         };
     }
