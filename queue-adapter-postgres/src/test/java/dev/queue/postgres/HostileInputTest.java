@@ -57,9 +57,10 @@ class HostileInputTest {
         String globexLogin = login("hostile_globex");
         Map<String, HostileInputRun> runs = new LinkedHashMap<>();
         runs.put(MIGRATING_ROLE, run(MIGRATING_ROLE, null, false, acmeLogin, globexLogin));
+        // the app role exists once a copy's setup_roles() made it (roles are the cluster's)
+        PostgresTestServer.execute("GRANT " + HostileInputRun.SCHEMA + "_app TO " + appLogin);
         runs.put(APP_LOGIN, run(APP_LOGIN, appLogin, false, acmeLogin, globexLogin));
         runs.put(TENANT_LOGIN, run(TENANT_LOGIN, acmeLogin, true, acmeLogin, globexLogin));
-        PostgresTestServer.execute("GRANT " + HostileInputRun.SCHEMA + "_app TO " + appLogin);
         executor = Executors.newFixedThreadPool(runs.size());
         runs.forEach((role, run) -> results.put(role, executor.submit(run::run)));
         executor.shutdown();

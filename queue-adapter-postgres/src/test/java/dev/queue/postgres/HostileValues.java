@@ -26,7 +26,9 @@ final class HostileValues {
     }
 
     private static final String TWO_MB = "repeat('x', 2097152)";
-    private static final String HUGE = "100,000 elements";
+    /** In the label of every value of 100,000 elements, keys or items. */
+    static final String HUGE_COUNT_LABEL = "100,000";
+    private static final String HUGE = HUGE_COUNT_LABEL + " elements";
     private static final int HUGE_COUNT = 100_000;
 
     private HostileValues() {
@@ -233,6 +235,18 @@ final class HostileValues {
         return values;
     }
 
+    /** Parameters that hold one name (namespace, queue or topic, schedule) under the name rule of docs/sql.md. */
+    private static final Set<String> NAMES = Set.of("p_namespace", "p_queue", "p_topic", "p_name");
+
+    /**
+     * Whether the value is a non-NULL text that the name rule refuses, given to a name parameter ('*', which the
+     * queue policies take for "every queue", and NULL, which several functions take for "all", aside).
+     */
+    static boolean breaksNameRule(String parameter, Value value) {
+        return NAMES.contains(parameter) && value != null && !value.label().equals("NULL") && !value.label().equals("*")
+                && texts().contains(value);
+    }
+
     /** Whether {@link #hostile} has values beyond NULL for the type. */
     static boolean knows(String type) {
         return KNOWN_TYPES.contains(type);
@@ -275,7 +289,7 @@ final class HostileValues {
                 new Value("object of wrong types", "'{\"a\":{\"b\":[1,true,null]},\"c\":1.5e300}'"),
                 new Value("nested 1000 deep", "repeat('[', 1000) || repeat(']', 1000)"),
                 new Value("2 MB", "'{\"a\":\"' || " + TWO_MB + " || '\"}'"),
-                new Value("100,000 keys", "(SELECT json_object_agg('k' || g, g) FROM generate_series(1, " + HUGE_COUNT + ") g)::text"),
+                new Value(HUGE_COUNT_LABEL + " keys", "(SELECT json_object_agg('k' || g, g) FROM generate_series(1, " + HUGE_COUNT + ") g)::text"),
                 new Value("\\u0000 escape", "'{\"a\":\"\\u0000\"}'"),
                 new Value("emoji and RTL", literal("{\"\uD83D\uDE00\":\"\u202E\"}")));
     }
