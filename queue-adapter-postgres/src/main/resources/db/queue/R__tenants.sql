@@ -335,7 +335,7 @@ DECLARE
     v_grant    record;
     v_role     text;
     v_guard    text;
-    v_to       text;
+    v_to       text[];
 BEGIN
     PERFORM "${schema}"._check_engine_caller('_secure_schema_objects');
     -- set up: the owner role exists and owns the schema
@@ -367,22 +367,29 @@ BEGIN
         END IF;
         -- privileges no policy binds, granted to any other role: TRUNCATE, TRIGGER (a trigger of its own would see
         -- every tenant's rows as they are written), REFERENCES (a foreign key of its own probes and pins ids), MAINTAIN
-        -- (locks, PostgreSQL 17) on tables, UPDATE (setval) on sequences. The queue's roles never get them.
+        -- (locks, PostgreSQL 17; the app and operator roles keep theirs) on tables, UPDATE (setval) on sequences.
         FOR v_grant IN
-            SELECT a.grantee, string_agg(DISTINCT a.privilege_type, ', ') AS privileges
+            SELECT r.rolname::text AS grantee, array_agg(DISTINCT a.privilege_type ORDER BY a.privilege_type) AS privileges
             FROM pg_catalog.pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
             WHERE c.oid = v_object.oid AND a.grantee <> c.relowner
               AND CASE WHEN v_object.relkind = 'S' THEN a.privilege_type = 'UPDATE' AND a.grantee <> ALL (v_trusted)
                        ELSE a.privilege_type IN ('TRUNCATE', 'TRIGGER', 'REFERENCES')
                             OR (a.privilege_type = 'MAINTAIN' AND a.grantee <> ALL (v_trusted)) END
-            GROUP BY a.grantee
+            GROUP BY 1
         LOOP
-            EXECUTE format('REVOKE %s ON %s %I.%I FROM %s', v_grant.privileges,
-                           CASE WHEN v_object.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, v_schema, v_object.relname,
-                           CASE WHEN v_grant.grantee = 0 THEN 'PUBLIC' ELSE v_grant.grantee::regrole::text END);
+            FOREACH v_role IN ARRAY v_grant.privileges LOOP
+                -- the keyword itself, not the catalog's text
+                EXECUTE format('REVOKE %s ON %s %I.%I FROM %s',
+                               CASE v_role WHEN 'UPDATE' THEN 'UPDATE' WHEN 'TRUNCATE' THEN 'TRUNCATE'
+                                           WHEN 'TRIGGER' THEN 'TRIGGER' WHEN 'REFERENCES' THEN 'REFERENCES'
+                                           ELSE 'MAINTAIN' END,
+                               CASE WHEN v_object.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, v_schema, v_object.relname,
+                               CASE WHEN v_grant.grantee IS NULL THEN 'PUBLIC' ELSE quote_ident(v_grant.grantee) END);
+            END LOOP;
             RAISE WARNING 'revoked % on %.% from %: row-level security cannot bind it (docs/security.md)',
-                v_grant.privileges, quote_ident(v_schema), quote_ident(v_object.relname),
-                CASE WHEN v_grant.grantee = 0 THEN 'PUBLIC' ELSE v_grant.grantee::regrole::text END;
+                array_to_string(v_grant.privileges, ', '), quote_ident(v_schema), quote_ident(v_object.relname),
+                coalesce(quote_ident(v_grant.grantee), 'PUBLIC');
         END LOOP;
         IF v_object.relkind = 'S' THEN
             FOREACH v_role IN ARRAY array_remove(v_roles, v_schema || '_tenant') LOOP
@@ -402,33 +409,37 @@ BEGIN
         EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', v_schema, v_object.relname);
         EXECUTE format('ALTER TABLE %I.%I FORCE ROW LEVEL SECURITY', v_schema, v_object.relname);
         -- the roles the policies apply to: the table's owner (the functions run as it), the app and operator roles
-        SELECT string_agg(DISTINCT r.name, ', ') INTO v_to
-        FROM unnest(ARRAY[(SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = v_object.oid)]
-                    || CASE WHEN v_object.relname = 'tenant_grants'
-                            THEN ARRAY[to_regrole(quote_ident(v_schema || '_operator'))::oid] ELSE v_trusted END) AS o(role)
-             CROSS JOIN LATERAL (SELECT o.role::regrole::text AS name) r
-        WHERE o.role IS NOT NULL;
+        v_to := ARRAY(SELECT DISTINCT quote_ident(r.rolname::text) FROM pg_catalog.pg_roles r
+                      WHERE r.oid = (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = v_object.oid)
+                         OR r.oid = ANY (CASE WHEN v_object.relname = 'tenant_grants'
+                                              THEN ARRAY[to_regrole(quote_ident(v_schema || '_operator'))::oid]
+                                              ELSE v_trusted END)
+                      ORDER BY 1);
+        -- the policies made here, dropped to be made again (without a notice for each that is missing), and those of
+        -- the other kind of table; trusted_roles is _secure_schema()'s
+        FOR v_grant IN
+            SELECT p.polname FROM pg_catalog.pg_policy p
+            WHERE p.polrelid = v_object.oid
+              AND p.polname IN ('tenant_isolation', 'shared_policies', 'queue_roles', 'trusted_roles')
+              AND (p.polname <> 'trusted_roles' OR NOT v_object.tenant_data OR v_object.relname = 'tenant_grants')
+        LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', v_grant.polname, v_schema, v_object.relname);
+        END LOOP;
         -- not the grants: the policy reads them
         IF v_object.tenant_data AND v_object.relname <> 'tenant_grants' THEN
             -- each call a scalar sub-select (an InitPlan: once per statement), the cast keeps ANY on an array
             v_guard := format('(SELECT %1$I.is_trusted()) OR namespace = ANY ((SELECT %1$I.granted_namespaces())::text[])', v_schema);
-            EXECUTE format('DROP POLICY IF EXISTS queue_roles ON %I.%I', v_schema, v_object.relname);
-            EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I.%I', v_schema, v_object.relname);
             EXECUTE format('CREATE POLICY tenant_isolation ON %I.%I TO %s USING (%s) WITH CHECK (%s)',
-                           v_schema, v_object.relname, v_to, v_guard, v_guard);
+                           v_schema, v_object.relname, array_to_string(v_to, ', '), v_guard, v_guard);
             IF v_object.relname = 'queue_policies' THEN
                 -- the policies of every namespace ('*') apply to all: readable by all, changed by trusted roles
-                EXECUTE format('DROP POLICY IF EXISTS shared_policies ON %I.%I', v_schema, v_object.relname);
                 EXECUTE format('CREATE POLICY shared_policies ON %I.%I FOR SELECT TO %s USING (namespace = %L)',
-                               v_schema, v_object.relname, v_to, '*');
+                               v_schema, v_object.relname, array_to_string(v_to, ', '), '*');
             END IF;
         ELSE
             -- no tenant data: the queue's roles read and write every row, nobody else any
-            EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I.%I', v_schema, v_object.relname);
-            EXECUTE format('DROP POLICY IF EXISTS trusted_roles ON %I.%I', v_schema, v_object.relname);
-            EXECUTE format('DROP POLICY IF EXISTS queue_roles ON %I.%I', v_schema, v_object.relname);
             EXECUTE format('CREATE POLICY queue_roles ON %I.%I TO %s USING (true) WITH CHECK (true)',
-                           v_schema, v_object.relname, v_to);
+                           v_schema, v_object.relname, array_to_string(v_to, ', '));
         END IF;
         IF v_object.relkind = 'r' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
                                                   WHERE t.tgrelid = v_object.oid

@@ -128,9 +128,6 @@ class SqlCarelessAdministratorTest {
             dump.put(table, (String) db.value("SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') "
                     + "FROM queue." + table + " t" + (acmesOwn ? " WHERE t.namespace <> 'acme'" : "")));
         }
-        for (String sequence : roles.relations("S")) {
-            dump.put(sequence, String.valueOf(db.value("SELECT last_value FROM queue." + sequence)));
-        }
         return dump;
     }
 
@@ -167,10 +164,11 @@ class SqlCarelessAdministratorTest {
                     broken.add(table + ": deleted rows");
                 }
                 // a copy of a row the superuser sees, written back by the tenant: refused by the policies' absence
+                // (queue_policies: by its trigger before that, which refuses a tenant's '*')
                 String row = (String) db.value("SELECT row_to_json(t)::text FROM " + t + " t ORDER BY t::text LIMIT 1");
                 String insert = sqlState(connection, "INSERT INTO " + t + " OVERRIDING SYSTEM VALUE "
                         + "SELECT * FROM json_populate_record(NULL::" + t + ", ?::json)", row);
-                if (!"42501".equals(insert)) {
+                if (!"42501".equals(insert) && !(table.equals("queue_policies") && "QU005".equals(insert))) {
                     broken.add(table + ": insert gave " + insert);
                 }
                 String truncate = sqlState(connection, "TRUNCATE " + t);
@@ -193,7 +191,8 @@ class SqlCarelessAdministratorTest {
     void everyInternalFunctionRefusesTheLoginButThePureOnes() throws SQLException {
         List<Map<String, Object>> functions = db.rows("""
                 SELECT p.proname::text AS name, p.prorettype = 'trigger'::regtype AS trigger,
-                       format('SELECT * FROM queue.%I(%s)', p.proname,
+                       format(CASE WHEN p.prorettype = 'trigger'::regtype THEN 'SELECT queue.%I(%s)' ELSE 'SELECT * FROM queue.%I(%s)' END,
+                              p.proname,
                               coalesce((SELECT string_agg('NULL::' || CASE a.t WHEN 'anyarray'::regtype THEN 'text[]'
                                                                              WHEN 'anyelement'::regtype THEN 'text'
                                                                              ELSE format_type(a.t, NULL) END, ', ' ORDER BY a.n)
@@ -212,13 +211,14 @@ class SqlCarelessAdministratorTest {
                 PSQLException error = catchThrowableOfType(
                         () -> SqlTestDatabase.rows(connection, (String) function.get("call")), PSQLException.class);
                 if ((Boolean) function.get("trigger")) {
-                    assertThat(error).as(name).isNotNull();
+                    assertThat((Throwable) error).as(name).isNotNull();
                     assertThat(error.getServerErrorMessage().getMessage()).as(name).contains("trigger functions can only be called as triggers");
                     continue;
                 }
                 boolean guarded = error != null && "QU005".equals(error.getSQLState())
                         && error.getServerErrorMessage().getMessage().contains("is internal to schema queue");
-                boolean pure = PURE.contains(name) || name.startsWith("_check_");
+                // the guard itself refuses, of course
+                boolean pure = (PURE.contains(name) || name.startsWith("_check_")) && !name.equals("_check_engine_caller");
                 if (guarded) {
                     refused++;
                     assertThat(error.getServerErrorMessage().getMessage()).as(name).contains(acme);
