@@ -193,13 +193,13 @@ $$;
 -- The first statement of every internal function that reads or writes a table, takes a lock or notifies: QU005
 -- naming the function and the role unless the current role is a member of the schema's owner, of "<schema>_app"
 -- or of "<schema>_operator" (a superuser is a member of every role). current_user, not session_user: inside the
--- public functions and the engine_ gates, which are SECURITY DEFINER, it is the owner and passes; the trusted Java
--- adapter calls the engine as its app login and passes; a tenant's login given EXECUTE on every function by mistake
+-- public functions and the engine_ gates, which are SECURITY DEFINER, it is the owner and passes. The trusted Java
+-- adapter calls the engine as its app login and passes. A tenant's login given EXECUTE on every function by mistake
 -- is refused before the function reads anything. The pure helpers (checks of arguments, the cron and backoff rules)
 -- have no guard: they compute from their arguments only.
 -- On the hot path (_engine_claim, _engine_publish*, the settle functions, once per call, not per message): the first
--- IF is a simple expression (no query), catalog cache lookups only; the schema's owner is read by a query only when
--- setup_roles() has not run, or for a caller that is refused.
+-- IF is a simple expression (no query), catalog cache lookups only. The owner of the functions is read by a query only
+-- when setup_roles() has not run, or for a caller that is refused.
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_caller(p_function text) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -208,12 +208,14 @@ BEGIN
             OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false) THEN
         RETURN;
     END IF;
-    -- without setup_roles() the role that migrated owns the schema and the functions
+    -- without setup_roles() the role that migrated owns the functions (an index probe of pg_proc), and usually the
+    -- schema (a scan of the few rows of pg_namespace, so only when that failed)
+    IF pg_has_role(current_user, (SELECT p.proowner FROM pg_catalog.pg_proc p
+                                  WHERE p.oid = '"${schema}"._check_engine_caller(text)'::regprocedure), 'MEMBER') THEN
+        RETURN;
+    END IF;
     IF pg_has_role(current_user, (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = '${schema}'),
-                   'MEMBER')
-            OR pg_has_role(current_user, (SELECT p.proowner FROM pg_catalog.pg_proc p
-                                          WHERE p.oid = '"${schema}"._check_engine_caller(text)'::regprocedure),
-                           'MEMBER') THEN
+                   'MEMBER') THEN
         RETURN;
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'QU005',
@@ -317,7 +319,7 @@ $$;
 -- functions run as it) and the app and operator roles, so any other login reads no row and writes none, and reaches
 -- the tables only through the functions. Tables of tenant data get tenant_isolation (the caller's namespaces, decided
 -- by the login, see the header of _secure_schema), the others (the grants, workers, settings, the migrators' records)
--- queue_roles (all rows; tenant_grants for the owner and the operator role only, so that no login can grant itself a
+-- queue_roles (all rows, tenant_grants for the owner and the operator role only, so that no login can grant itself a
 -- namespace by editing a row). What row-level security does not govern is taken care of here too: TRUNCATE is
 -- refused by a trigger (_refuse_truncate) to all but trusted logins, and TRUNCATE, TRIGGER, REFERENCES and MAINTAIN on
 -- tables and UPDATE on sequences (setval) are revoked from every other role, with a warning naming it.
@@ -367,7 +369,7 @@ BEGIN
         END IF;
         -- privileges no policy binds, granted to any other role: TRUNCATE, TRIGGER (a trigger of its own would see
         -- every tenant's rows as they are written), REFERENCES (a foreign key of its own probes and pins ids), MAINTAIN
-        -- (locks, PostgreSQL 17; the app and operator roles keep theirs) on tables, UPDATE (setval) on sequences.
+        -- (locks, PostgreSQL 17, but for the app and operator roles) on tables, UPDATE (setval) on sequences.
         FOR v_grant IN
             SELECT r.rolname::text AS grantee, array_agg(DISTINCT a.privilege_type ORDER BY a.privilege_type) AS privileges
             FROM pg_catalog.pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
@@ -416,7 +418,7 @@ BEGIN
                                               ELSE v_trusted END)
                       ORDER BY 1);
         -- the policies made here, dropped to be made again (without a notice for each that is missing), and those of
-        -- the other kind of table; trusted_roles is _secure_schema()'s
+        -- the other kind of table (trusted_roles is _secure_schema()'s)
         FOR v_grant IN
             SELECT p.polname FROM pg_catalog.pg_policy p
             WHERE p.polrelid = v_object.oid
