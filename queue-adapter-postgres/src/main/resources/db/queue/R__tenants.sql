@@ -205,7 +205,10 @@ LANGUAGE plpgsql STABLE AS $$
 BEGIN
     IF coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_app')), 'MEMBER'), false)
             OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_owner')), 'MEMBER'), false)
-            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false) THEN
+            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false)
+            -- a superuser, also where those roles do not exist: PostgreSQL makes it a member of every role, here of
+            -- the bootstrap superuser (oid 10), whose members are superusers in all but name
+            OR pg_has_role(current_user, 10::oid, 'MEMBER') THEN
         RETURN;
     END IF;
     -- without setup_roles() the role that migrated owns the functions (an index probe of pg_proc), and usually the
