@@ -42,6 +42,7 @@ RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers json
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_dead_letters');
     RETURN QUERY
     SELECT d.id, d.namespace::text, d.topic::text, d.payload, d.headers, d.priority::integer, d.attempts,
            d.max_attempts, d.unique_key::text, d.last_error, d.published_at, d.failed_at, d.published_by, d.failed_by
@@ -73,6 +74,7 @@ DECLARE
     v_topics   text[];
     v_keys     text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_redrive');
     WITH candidates AS MATERIALIZED (
         SELECT d.ctid AS row_ctid, d.*
         FROM "${schema}".dead_letters d
@@ -135,6 +137,7 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_purge');
     WITH gone AS (
         DELETE FROM "${schema}".dead_letters x
         WHERE x.namespace = p_namespace
@@ -171,6 +174,7 @@ DECLARE
     v_examined integer;
     v_last     bigint;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_redrive_audited');
     SELECT r.redriven, r.examined, r.last_id INTO v_moved, v_examined, v_last
     FROM "${schema}"._engine_redrive(p_namespace, p_topic, p_ids, p_after_id, p_limit, p_now, p_notify, p_actor) r;
     IF cardinality(v_moved) > 0 THEN
@@ -191,6 +195,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_purged bigint[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_purge_audited');
     v_purged := ARRAY(SELECT p FROM "${schema}"._engine_purge(p_namespace, p_topic, p_ids, p_limit) p ORDER BY p);
     IF cardinality(v_purged) > 0 THEN
         INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)

@@ -21,23 +21,30 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 
--- How many live processes subscribe a topic.
+-- How many live processes subscribe a topic. PL/pgSQL for its caller check (_check_engine_caller): it reads workers.
 CREATE OR REPLACE FUNCTION "${schema}"._topic_subscribers(p_namespace text, p_queue text) RETURNS integer
-LANGUAGE sql STABLE AS $$
-    SELECT count(*)::integer FROM "${schema}".workers w
-    WHERE "${schema}"._worker_alive(w.heartbeat_at, w.heartbeat_interval)
-      AND w.subscriptions @> jsonb_build_array(jsonb_build_object('namespace', p_namespace,
-                                                                  'topics', jsonb_build_array(p_queue)))
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_caller('_topic_subscribers');
+    RETURN (SELECT count(*)::integer FROM "${schema}".workers w
+            WHERE "${schema}"._worker_alive(w.heartbeat_at, w.heartbeat_interval)
+              AND w.subscriptions @> jsonb_build_array(jsonb_build_object('namespace', p_namespace,
+                                                                          'topics', jsonb_build_array(p_queue))));
+END
 $$;
 
 
 -- Whether a live process runs a subscription under this worker name (the name messages carry while leased).
+-- PL/pgSQL for its caller check, as _topic_subscribers.
 CREATE OR REPLACE FUNCTION "${schema}"._worker_name_alive(p_namespace text, p_worker text) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT EXISTS (SELECT 1 FROM "${schema}".workers w
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_caller('_worker_name_alive');
+    RETURN EXISTS (SELECT 1 FROM "${schema}".workers w
                    WHERE "${schema}"._worker_alive(w.heartbeat_at, w.heartbeat_interval)
                      AND w.subscriptions @> jsonb_build_array(jsonb_build_object('namespace', p_namespace,
-                                                                                 'worker', p_worker)))
+                                                                                 'worker', p_worker)));
+END
 $$;
 
 
@@ -181,6 +188,7 @@ DECLARE
     v_row   record;
     v_subs  integer;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_health_unfiltered');
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
@@ -657,6 +665,7 @@ RETURNS TABLE (id bigint, namespace text, topic text, state text, payload json, 
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_find');
     RETURN QUERY
     SELECT m.id, m.namespace::text, m.topic::text, m.state, m.payload, m.headers, m.priority::integer, m.attempts,
            m.max_attempts, m.unique_key::text, m.published_at, m.run_at, m.lease_until, m.worker, m.last_error,
@@ -858,6 +867,7 @@ RETURNS TABLE (attempt integer, outcome text, worker text, started_at timestampt
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_attempts');
     RETURN QUERY
     SELECT h.attempt, h.outcome, h.worker, h.started_at, h.ended_at, h.error, h.actor, h.ordinal
     FROM (SELECT a.attempt, a.outcome, a.worker, a.started_at, a.failed_at AS ended_at, a.error, a.actor, a.ordinal,

@@ -25,10 +25,13 @@ $$;
 
 
 -- The wake-up the Java subscribers LISTEN for: channel "<schema>_wakeup", payload "namespace/topic". Sent inside
--- the caller's transaction, so it is delivered only if that commits.
+-- the caller's transaction, so it is delivered only if that commits. PL/pgSQL for its caller check.
 CREATE OR REPLACE FUNCTION "${schema}"._wake(p_namespace text, p_queue text) RETURNS void
-LANGUAGE sql AS $$
-    SELECT pg_notify('${schema}_wakeup', p_namespace || '/' || p_queue)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM "${schema}"._check_engine_caller('_wake');
+    PERFORM pg_notify('${schema}_wakeup', p_namespace || '/' || p_queue);
+END
 $$;
 
 
@@ -59,6 +62,7 @@ DECLARE
     v_id        bigint;
     v_duplicate boolean;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_insert_message');
     SELECT e.id, e.duplicate INTO v_id, v_duplicate
     FROM "${schema}"._engine_publish(ARRAY[p_namespace], ARRAY[p_queue], ARRAY[p_payload::text],
                                      ARRAY[p_headers::text], ARRAY[p_priority], ARRAY[p_max_attempts],
@@ -105,6 +109,7 @@ DECLARE
     v_keyed     boolean;
     v_keyed_dup boolean := false;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_publish');
     IF coalesce(cardinality(p_namespaces), 0) = 0 THEN
         RETURN;
     END IF;
@@ -222,6 +227,7 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_publish_fast');
     RETURN QUERY
     WITH inserted AS (
         INSERT INTO "${schema}".messages AS m (namespace, topic, payload, headers, priority, max_attempts, run_at,
@@ -256,6 +262,7 @@ AS $$
 DECLARE
     v_id bigint;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_publish_one');
     INSERT INTO "${schema}".messages (namespace, topic, payload, headers, priority, max_attempts, run_at, published_at,
                                       published_by)
     VALUES (p_namespace, p_topic, p_payload::json, p_headers::jsonb, p_priority, p_max_attempts,

@@ -284,6 +284,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_insert(
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedule_insert');
     INSERT INTO "${schema}".schedules (namespace, name, cron, interval_micros, time_zone, topic, payload, headers,
                                        priority, max_attempts, start_at, end_at, missed_policy, missed_bound,
                                        missed_grace_micros, paused, next_run_at, last_run_at, created_at, updated_at,
@@ -307,6 +308,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_replace(
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedule_replace');
     UPDATE "${schema}".schedules x
     SET cron = p_cron, interval_micros = p_interval_micros, time_zone = p_time_zone, topic = p_topic,
         payload = p_payload::json, headers = p_headers::jsonb, priority = p_priority, max_attempts = p_max_attempts,
@@ -326,6 +328,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_pause(p_namespace text, 
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedule_pause');
     UPDATE "${schema}".schedules x
     SET paused = p_paused, next_run_at = coalesce(p_next_run_at, x.next_run_at), updated_at = p_updated_at,
         paused_by = CASE WHEN p_paused THEN p_actor END,
@@ -339,6 +342,7 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_delete(p_namespace text, p_name text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedule_delete');
     DELETE FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name;
     RETURN FOUND;
 END
@@ -351,6 +355,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedules(p_namespace text, p_nam
 RETURNS SETOF "${schema}".schedules
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedules');
     RETURN QUERY
     SELECT s.* FROM "${schema}".schedules s
     WHERE s.namespace = p_namespace AND (p_name IS NULL OR s.name = p_name)
@@ -365,6 +370,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_lock_due_schedules(p_namespace te
 RETURNS SETOF "${schema}".schedules
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_lock_due_schedules');
     RETURN QUERY
     SELECT s.* FROM "${schema}".schedules s
     WHERE NOT s.paused
@@ -384,6 +390,7 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_ran(p_namespace text, p_
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_schedule_ran');
     UPDATE "${schema}".schedules x
     SET next_run_at = p_next_run_at, last_run_at = p_last_run_at
     WHERE x.namespace = p_namespace AND x.name = p_name;
@@ -398,6 +405,7 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_next timestamptz;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_next_schedule_run');
     SELECT min(s.next_run_at) INTO v_next
     FROM "${schema}".schedules s
     WHERE NOT s.paused AND s.next_run_at IS NOT NULL AND (p_namespace IS NULL OR s.namespace = p_namespace);
@@ -574,6 +582,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s "${schema}".schedules := p_new;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_replace_schedule');
     s.created_at := p_old.created_at;
     s.next_run_at := "${schema}"._schedule_next_after(s, statement_timestamp() - interval '1 microsecond');
     PERFORM "${schema}"._engine_schedule_replace(p_old.namespace, p_old.name, s.cron, s.interval_micros, s.time_zone,

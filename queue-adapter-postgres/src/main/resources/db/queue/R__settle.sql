@@ -23,6 +23,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_row "${schema}".messages;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_held');
     PERFORM "${schema}"._check_namespace(p_namespace);
     IF p_id IS NULL THEN
         PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
@@ -46,6 +47,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_tokens bigint[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_complete');
     v_tokens := ARRAY(
         SELECT coalesce(t.token, m.lease_token)
         FROM unnest(p_ids, p_lease_tokens) WITH ORDINALITY AS t(id, token, ord)
@@ -67,6 +69,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_row "${schema}".messages;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_bury');
     SELECT m.* INTO v_row FROM "${schema}".messages m WHERE m.id = p_id;
     IF v_row.lease_token IS NOT NULL THEN
         PERFORM "${schema}"._engine_bury(v_row.namespace, ARRAY[v_row.id], ARRAY[v_row.lease_token], p_error, NULL,
@@ -85,6 +88,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_last integer;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_record_attempt');
     SELECT a.ordinal INTO v_last FROM "${schema}".attempt_errors a
     WHERE a.message_id = p_id ORDER BY a.id DESC LIMIT 1;
     INSERT INTO "${schema}".attempt_errors (message_id, namespace, attempt, error, worker, failed_at, actor,
@@ -116,6 +120,7 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_complete');
     IF p_archive IS DISTINCT FROM false THEN
         WITH held AS MATERIALIZED (
             SELECT h.id, h.lease_token
@@ -211,6 +216,7 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_retry');
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id, h.namespace, h.attempts, h.worker, h.attempt_started_at
@@ -266,6 +272,7 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_bury');
     WITH held AS MATERIALIZED (
         SELECT h.id
         FROM (SELECT * FROM unnest((SELECT p_ids), (SELECT p_tokens)) AS u(id, token) ORDER BY u.id) l
@@ -315,6 +322,7 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_extend');
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -345,6 +353,7 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_release');
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -387,6 +396,7 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_snooze');
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -432,6 +442,7 @@ DECLARE
     v_topic text;
     v_key   text;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_cancel');
     DELETE FROM "${schema}".messages m
     WHERE m.id = p_id AND m.namespace = p_namespace AND m.state IN ('pending', 'running', 'waiting')
     RETURNING m.state, m.topic, m.ordering_key INTO v_state, v_topic, v_key;

@@ -51,6 +51,7 @@ RETURNS TABLE (topic text, pending bigint, running bigint, completed bigint, dea
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_stats');
     RETURN QUERY
     SELECT t.topic::text,
            coalesce(m.pending, 0)::bigint, coalesce(m.running, 0)::bigint, coalesce(c.completed, 0)::bigint,
@@ -113,6 +114,7 @@ DECLARE
     v_minute timestamptz := "${schema}"._minute_of(statement_timestamp());
     v_new    boolean;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_count_published');
     IF p_count IS NULL OR p_count <= 0 THEN
         RETURN;
     END IF;
@@ -131,8 +133,7 @@ $$;
 -- Adds the publishes a process counted since its last flush (one row per namespace and topic) to the current
 -- minute, in this backend's shard, and records the cumulative completions of the minute (a row is rewritten only
 -- when its counter moved). The first flush of a minute also deletes minutes past the bound. Returns the topics
--- whose completions it recorded. It calls no helper function: a login allowed to execute the engine functions
--- directly (rather than through their gates) needs no grant on anything else.
+-- whose completions it recorded. It calls no helper function but the caller check (_check_engine_caller).
 CREATE OR REPLACE FUNCTION "${schema}"._engine_record_rates(p_namespaces text[], p_topics text[], p_published bigint[],
                                                             p_now timestamptz)
 RETURNS integer
@@ -143,6 +144,7 @@ DECLARE
     v_bound       timestamptz := v_minute - interval '2 hours';
     v_snapshotted integer := 0;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_engine_record_rates');
     IF coalesce(cardinality(p_namespaces), 0) > 0 THEN
         -- sorted, so that two processes flushing the same topics take their row locks in the same order
         INSERT INTO "${schema}".topic_published AS c (namespace, topic, minute, shard, published)
@@ -338,6 +340,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_plan json;
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_estimate');
     EXECUTE 'EXPLAIN (FORMAT JSON) ' || p_query INTO v_plan;
     RETURN (v_plan -> 0 -> 'Plan' ->> 'Plan Rows')::numeric::bigint;
 END

@@ -4,11 +4,13 @@
 -- Identity is the login role (session_user), which SET ROLE does not change. A login is trusted with every namespace
 -- when it is a superuser or a member of the owner, of "<schema>_app" or of "<schema>_operator": any other login uses
 -- the namespaces granted to a role it is a member of (grant_tenant). A session's tenant (set_tenant) only narrows.
--- Two layers enforce it: row-level security, forced on every table with a namespace column, and a check of the
--- namespace argument first in every function (QU005). Public functions serve psql users. The trusted Java adapter
--- calls the _engine_ functions directly, and a tenant's login reaches them through the engine_ gates, which check the
--- namespaces given (_check_access, _check_engine_namespace, _check_engine_namespaces) and run as the owner, under the
--- forced row-level security. setup_roles() creates the roles: without them the connecting role owns the schema.
+-- Two layers enforce it: row-level security, forced on every table and with policies for the queue's own roles only
+-- (so a login given table privileges by mistake still reaches no row), and a check of the namespace argument first in
+-- every function (QU005). Public functions serve psql users. The trusted Java adapter calls the _engine_ functions
+-- directly, and a tenant's login reaches them through the engine_ gates, which check the namespaces given
+-- (_check_access, _check_engine_namespace, _check_engine_namespaces) and run as the owner, under the forced
+-- row-level security. The internal functions refuse any other caller (_check_engine_caller), whatever EXECUTE it was
+-- given. setup_roles() creates the roles: without them the connecting role owns the schema.
 -- _secure_schema() applies grants, ownership and row-level security policies generically after every migration,
 -- while each public function declares SECURITY DEFINER and its search_path in its own CREATE.
 
@@ -188,6 +190,64 @@ END
 $$;
 
 
+-- The first statement of every internal function that reads or writes a table, takes a lock or notifies: QU005
+-- naming the function and the role unless the current role is a member of the schema's owner, of "<schema>_app"
+-- or of "<schema>_operator" (a superuser is a member of every role). current_user, not session_user: inside the
+-- public functions and the engine_ gates, which are SECURITY DEFINER, it is the owner and passes. The trusted Java
+-- adapter calls the engine as its app login and passes. A tenant's login given EXECUTE on every function by mistake
+-- is refused before the function reads anything. The pure helpers (checks of arguments, the cron and backoff rules)
+-- have no guard: they compute from their arguments only.
+-- On the hot path (_engine_claim, _engine_publish*, the settle functions, once per call, not per message): the first
+-- IF is a simple expression (no query), catalog cache lookups only. The owner of the functions is read by a query only
+-- when setup_roles() has not run, or for a caller that is refused.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_caller(p_function text) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_app')), 'MEMBER'), false)
+            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_owner')), 'MEMBER'), false)
+            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false)
+            -- a superuser, also where those roles do not exist: PostgreSQL makes it a member of every role, here of
+            -- the bootstrap superuser (oid 10), whose members are superusers in all but name
+            OR pg_has_role(current_user, 10::oid, 'MEMBER') THEN
+        RETURN;
+    END IF;
+    -- without setup_roles() the role that migrated owns the functions (an index probe of pg_proc), and usually the
+    -- schema (a scan of the few rows of pg_namespace, so only when that failed)
+    IF pg_has_role(current_user, (SELECT p.proowner FROM pg_catalog.pg_proc p
+                                  WHERE p.oid = '"${schema}"._check_engine_caller(text)'::regprocedure), 'MEMBER') THEN
+        RETURN;
+    END IF;
+    IF pg_has_role(current_user, (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = '${schema}'),
+                   'MEMBER') THEN
+        RETURN;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'QU005',
+        MESSAGE = format('%s is internal to schema %s: role %s%s is not a member of its owner, %s or %s',
+                         p_function, quote_ident('${schema}'), quote_ident(current_user::text),
+                         CASE WHEN session_user <> current_user
+                              THEN format(' (login %s)', quote_ident(session_user::text)) ELSE '' END,
+                         quote_ident('${schema}_app'), quote_ident('${schema}_operator')),
+        HINT = 'call the public functions or the engine_ gates, which check the namespaces: docs/security.md';
+END
+$$;
+
+
+-- Before a TRUNCATE of any table of the schema (_secure_schema_objects() puts it on each): row-level security does
+-- not apply to TRUNCATE, so a login given the TRUNCATE privilege by mistake would empty every tenant's rows. Only a
+-- trusted login (a superuser, a member of the owner, app or operator role) may.
+CREATE OR REPLACE FUNCTION "${schema}"._refuse_truncate() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp AS $$
+BEGIN
+    IF NOT "${schema}".is_trusted() THEN
+        RAISE EXCEPTION USING ERRCODE = 'QU005',
+            MESSAGE = format('TRUNCATE of %s.%s needs the owner, app or operator role, not %s',
+                             quote_ident(TG_TABLE_SCHEMA), quote_ident(TG_TABLE_NAME), quote_ident(session_user::text));
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+
 -- Lets the role (and every role that is a member of it) use the namespace. Makes the role a member of
 -- "<schema>_tenant" (EXECUTE on the functions) when setup_roles() made that role. True when the grant is new.
 CREATE OR REPLACE FUNCTION "${schema}".grant_tenant(p_namespace text, p_role text) RETURNS boolean
@@ -254,9 +314,18 @@ $$;
 
 -- Ownership, privileges and row-level security over whatever the schema holds when it runs, so it covers every table
 -- and function however it was created: the owner role (once setup_roles() has made it) owns every object, tables are
--- closed to PUBLIC and open to the app and operator roles (tenant_grants to the operator role only), tenant data gets
--- forced row-level security with the policy tenant_isolation, and the public functions (no leading underscore) get
--- EXECUTE for the queue's roles only.
+-- closed to PUBLIC and open to the app and operator roles (tenant_grants to the operator role only), every table gets
+-- forced row-level security, and the public functions (no leading underscore) get EXECUTE for the queue's roles only.
+--
+-- Row-level security is the boundary that holds whatever privileges an administrator grants a tenant's login by
+-- mistake (GRANT ... ON ALL TABLES): its policies name only the queue's own roles, the role that owns the table (the
+-- functions run as it) and the app and operator roles, so any other login reads no row and writes none, and reaches
+-- the tables only through the functions. Tables of tenant data get tenant_isolation (the caller's namespaces, decided
+-- by the login, see the header of _secure_schema), the others (the grants, workers, settings, the migrators' records)
+-- queue_roles (all rows, tenant_grants for the owner and the operator role only, so that no login can grant itself a
+-- namespace by editing a row). What row-level security does not govern is taken care of here too: TRUNCATE is
+-- refused by a trigger (_refuse_truncate) to all but trusted logins, and TRUNCATE, TRIGGER, REFERENCES and MAINTAIN on
+-- tables and UPDATE on sequences (setval) are revoked from every other role, with a warning naming it.
 -- Idempotent. It runs through _secure_schema(), in setup_roles() and after every migration (afterMigrate.sql): run
 -- SELECT "<schema>"._secure_schema() again after applying migrations with a tool that skips that callback.
 CREATE OR REPLACE FUNCTION "${schema}"._secure_schema_objects() RETURNS void
@@ -265,19 +334,25 @@ DECLARE
     v_schema   text := '${schema}';
     v_owner    text := '${schema}_owner';
     v_roles    text[];
+    v_trusted  oid[];
     v_set_up   boolean;
     v_object   record;
+    v_grant    record;
     v_role     text;
     v_guard    text;
+    v_to       text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_secure_schema_objects');
     -- set up: the owner role exists and owns the schema
     v_set_up := to_regrole(quote_ident(v_owner)) IS NOT NULL
         AND (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = v_schema) = to_regrole(quote_ident(v_owner));
     SELECT coalesce(array_agg(r.name), '{}') INTO v_roles
     FROM unnest(ARRAY[v_schema || '_app', v_schema || '_operator', v_schema || '_tenant']) AS r(name)
     WHERE to_regrole(quote_ident(r.name)) IS NOT NULL;
+    v_trusted := ARRAY(SELECT to_regrole(quote_ident(r))::oid FROM unnest(ARRAY[v_schema || '_app', v_schema || '_operator']) AS r
+                       WHERE to_regrole(quote_ident(r)) IS NOT NULL);
 
-    -- tables: owner, row-level security on tenant data, privileges of the trusted roles
+    -- tables: owner, row-level security, privileges of the trusted roles
     FOR v_object IN
         SELECT c.oid, c.relname, c.relkind,
                EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
@@ -295,6 +370,32 @@ BEGIN
             -- sequences owned by a column move with their table
             EXECUTE format('ALTER SEQUENCE %I.%I OWNER TO %I', v_schema, v_object.relname, v_owner);
         END IF;
+        -- privileges no policy binds, granted to any other role: TRUNCATE, TRIGGER (a trigger of its own would see
+        -- every tenant's rows as they are written), REFERENCES (a foreign key of its own probes and pins ids), MAINTAIN
+        -- (locks, PostgreSQL 17, but for the app and operator roles) on tables, UPDATE (setval) on sequences.
+        FOR v_grant IN
+            SELECT r.rolname::text AS grantee, array_agg(DISTINCT a.privilege_type ORDER BY a.privilege_type) AS privileges
+            FROM pg_catalog.pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+            LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+            WHERE c.oid = v_object.oid AND a.grantee <> c.relowner
+              AND CASE WHEN v_object.relkind = 'S' THEN a.privilege_type = 'UPDATE' AND a.grantee <> ALL (v_trusted)
+                       ELSE a.privilege_type IN ('TRUNCATE', 'TRIGGER', 'REFERENCES')
+                            OR (a.privilege_type = 'MAINTAIN' AND a.grantee <> ALL (v_trusted)) END
+            GROUP BY 1
+        LOOP
+            FOREACH v_role IN ARRAY v_grant.privileges LOOP
+                -- the keyword itself, not the catalog's text
+                EXECUTE format('REVOKE %s ON %s %I.%I FROM %s',
+                               CASE v_role WHEN 'UPDATE' THEN 'UPDATE' WHEN 'TRUNCATE' THEN 'TRUNCATE'
+                                           WHEN 'TRIGGER' THEN 'TRIGGER' WHEN 'REFERENCES' THEN 'REFERENCES'
+                                           ELSE 'MAINTAIN' END,
+                               CASE WHEN v_object.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, v_schema, v_object.relname,
+                               CASE WHEN v_grant.grantee IS NULL THEN 'PUBLIC' ELSE quote_ident(v_grant.grantee) END);
+            END LOOP;
+            RAISE WARNING 'revoked % on %.% from %: row-level security cannot bind it (docs/security.md)',
+                array_to_string(v_grant.privileges, ', '), quote_ident(v_schema), quote_ident(v_object.relname),
+                coalesce(quote_ident(v_grant.grantee), 'PUBLIC');
+        END LOOP;
         IF v_object.relkind = 'S' THEN
             FOREACH v_role IN ARRAY array_remove(v_roles, v_schema || '_tenant') LOOP
                 EXECUTE format('GRANT USAGE, SELECT, UPDATE ON SEQUENCE %I.%I TO %I', v_schema, v_object.relname, v_role);
@@ -310,22 +411,64 @@ BEGIN
                 EXECUTE format('GRANT MAINTAIN ON TABLE %I.%I TO %I', v_schema, v_object.relname, v_role);
             END IF;
         END LOOP;
-        -- not the grants: the policy reads them, and tenants reach them only through granted_namespaces()
-        IF v_object.relkind IN ('r', 'p') AND v_object.tenant_data AND v_object.relname <> 'tenant_grants' THEN
-            EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', v_schema, v_object.relname);
-            EXECUTE format('ALTER TABLE %I.%I FORCE ROW LEVEL SECURITY', v_schema, v_object.relname);
+        EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', v_schema, v_object.relname);
+        EXECUTE format('ALTER TABLE %I.%I FORCE ROW LEVEL SECURITY', v_schema, v_object.relname);
+        -- the roles the policies apply to: the table's owner (the functions run as it), the app and operator roles
+        v_to := ARRAY(SELECT DISTINCT quote_ident(r.rolname::text) FROM pg_catalog.pg_roles r
+                      WHERE r.oid = (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = v_object.oid)
+                         OR r.oid = ANY (CASE WHEN v_object.relname = 'tenant_grants'
+                                              THEN ARRAY[to_regrole(quote_ident(v_schema || '_operator'))::oid]
+                                              ELSE v_trusted END)
+                      ORDER BY 1);
+        -- the policies made here, dropped to be made again (without a notice for each that is missing), and those of
+        -- the other kind of table (trusted_roles is _secure_schema()'s)
+        FOR v_grant IN
+            SELECT p.polname FROM pg_catalog.pg_policy p
+            WHERE p.polrelid = v_object.oid
+              AND p.polname IN ('tenant_isolation', 'shared_policies', 'queue_roles', 'trusted_roles')
+              AND (p.polname <> 'trusted_roles' OR NOT v_object.tenant_data OR v_object.relname = 'tenant_grants')
+        LOOP
+            EXECUTE format('DROP POLICY %I ON %I.%I', v_grant.polname, v_schema, v_object.relname);
+        END LOOP;
+        -- not the grants: the policy reads them
+        IF v_object.tenant_data AND v_object.relname <> 'tenant_grants' THEN
             -- each call a scalar sub-select (an InitPlan: once per statement), the cast keeps ANY on an array
             v_guard := format('(SELECT %1$I.is_trusted()) OR namespace = ANY ((SELECT %1$I.granted_namespaces())::text[])', v_schema);
-            EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I.%I', v_schema, v_object.relname);
-            EXECUTE format('CREATE POLICY tenant_isolation ON %I.%I USING (%s) WITH CHECK (%s)',
-                           v_schema, v_object.relname, v_guard, v_guard);
+            EXECUTE format('CREATE POLICY tenant_isolation ON %I.%I TO %s USING (%s) WITH CHECK (%s)',
+                           v_schema, v_object.relname, array_to_string(v_to, ', '), v_guard, v_guard);
             IF v_object.relname = 'queue_policies' THEN
                 -- the policies of every namespace ('*') apply to all: readable by all, changed by trusted roles
-                EXECUTE format('DROP POLICY IF EXISTS shared_policies ON %I.%I', v_schema, v_object.relname);
-                EXECUTE format('CREATE POLICY shared_policies ON %I.%I FOR SELECT USING (namespace = %L)',
-                               v_schema, v_object.relname, '*');
+                EXECUTE format('CREATE POLICY shared_policies ON %I.%I FOR SELECT TO %s USING (namespace = %L)',
+                               v_schema, v_object.relname, array_to_string(v_to, ', '), '*');
             END IF;
+        ELSE
+            -- no tenant data: the queue's roles read and write every row, nobody else any
+            EXECUTE format('CREATE POLICY queue_roles ON %I.%I TO %s USING (true) WITH CHECK (true)',
+                           v_schema, v_object.relname, array_to_string(v_to, ', '));
         END IF;
+        IF v_object.relkind = 'r' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                                                  WHERE t.tgrelid = v_object.oid
+                                                    AND t.tgname = left(v_object.relname, 54) || '_truncate') THEN
+            EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I.%I FOR EACH STATEMENT EXECUTE FUNCTION %I._refuse_truncate()',
+                           left(v_object.relname, 54) || '_truncate', v_schema, v_object.relname, v_schema);
+        END IF;
+    END LOOP;
+
+    -- what a login given TRIGGER or REFERENCES by mistake may have left before they were revoked: only the owner can
+    -- drop it, so say so
+    FOR v_object IN
+        SELECT format('trigger %I on %I.%I', t.tgname, v_schema, c.relname) AS what
+        FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+        JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+        WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = v_schema)
+          AND NOT t.tgisinternal AND p.pronamespace <> c.relnamespace
+        UNION ALL
+        SELECT format('foreign key %I of %s referencing %I.%I', k.conname, k.conrelid::regclass, v_schema, c.relname)
+        FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_class c ON c.oid = k.confrelid
+        WHERE k.contype = 'f' AND k.connamespace <> c.relnamespace
+          AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = v_schema)
+    LOOP
+        RAISE WARNING '% is not the queue''s: drop it unless you made it (docs/security.md)', v_object.what;
     END LOOP;
 
     -- types
@@ -377,13 +520,15 @@ $$;
 -- aside), which then run as the caller, under row-level security. The owner is made a member of pg_read_all_stats
 -- where the caller may grant that (health() needs it to see other logins' transactions).
 --
--- Every table of tenant data has the policy tenant_isolation: "(SELECT is_trusted()) OR namespace = ANY (granted
+-- Every table of tenant data has the policy tenant_isolation, for the table's owner and the app and operator roles
+-- (no other role has a policy, see _secure_schema_objects): "(SELECT is_trusted()) OR namespace = ANY (granted
 -- namespaces)", where is_trusted() is a PL/pgSQL call with three role-membership checks, once per statement. Each such
 -- table also gets the policy trusted_roles, "USING (true)", for the app and operator roles only: PostgreSQL ORs the
 -- policies that apply to the current role, and for a member of those roles the condition folds to true when the
 -- statement is planned, so no function runs for them. The policy applies by the current role, not the login, which is
 -- why the owner must not be a member of a trusted role: the tenants' gates run as the owner. Where it is, the policy
--- is left out (with a notice). Tenants and the owner are bound by tenant_isolation.
+-- is left out (with a notice). The owner, running a tenant's call, is bound by tenant_isolation, and a tenant's own
+-- login by nothing but the absence of any policy for it: it reaches no row directly.
 CREATE OR REPLACE FUNCTION "${schema}"._secure_schema() RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -393,6 +538,7 @@ DECLARE
     v_owner  regrole;
     v_trusted text[];
 BEGIN
+    PERFORM "${schema}"._check_engine_caller('_secure_schema');
     PERFORM "${schema}"._secure_schema_objects();
     -- health() runs as the owner, and PostgreSQL shows the transactions of other logins only to members of
     -- pg_read_all_stats: without it no long transaction of another login is ever reported.

@@ -11,7 +11,8 @@ import javax.sql.DataSource;
 /**
  * How the queue's statements reach the engine: its functions directly ({@code _engine_*}, for the owner, a superuser
  * and the trusted roles), or through its gates ({@code engine_*}, SECURITY DEFINER, checking the namespaces against
- * the login's grants first: a tenant's role). Both live in the function files of {@code db/queue/} ({@code
+ * the login's grants first: a tenant's role, also one that was granted EXECUTE on the engine functions by mistake,
+ * which the engine refuses). Both live in the function files of {@code db/queue/} ({@code
  * R__publish.sql}, {@code R__claim.sql}, ...). The mapper XML names the functions {@code
  * "${schema}".${engine}publish}.
  */
@@ -70,6 +71,16 @@ enum EngineAccess {
                  ResultSet row = statement.executeQuery()) {
                 row.next();
                 trusted = row.getBoolean(1);
+            }
+            // EXECUTE on the engine alone is no trust: an administrator may have granted every function of the
+            // schema to a tenant's login by mistake, and the engine refuses such a caller (QU005), so it uses the gates
+            if (direct && !trusted) {
+                if (!gated) {
+                    throw new StoreNotReadyException("role \"" + role + "\" may execute the engine functions of schema \""
+                            + schema + "\" but is not trusted with them (not a member of its owner, app or operator "
+                            + "role), and may not execute their gates: grant it a role of the schema (docs/security.md)");
+                }
+                direct = false;
             }
             return new Login(role, direct ? DIRECT : GATED, trusted);
         } catch (SQLException | RuntimeException e) {

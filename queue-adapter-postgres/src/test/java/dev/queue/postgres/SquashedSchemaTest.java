@@ -60,6 +60,15 @@ class SquashedSchemaTest {
             Map.entry("function S._health_unfiltered(text,interval,integer,bigint,interval,interval,integer,interval)",
                     Map.of("    v_count bigint;\n", "")));
 
+    /** The trust root of issue 45: why its objects changed. */
+    private static final String GUARDED =
+            "checks its caller first (_check_engine_caller): internal functions refuse logins outside the queue's roles";
+    private static final String GUARDED_PLPGSQL = "PL/pgSQL now, so that it checks its caller first (_check_engine_caller)";
+    private static final String FORCED_EVERYWHERE =
+            "row-level security forced on every table, with policies for the queue's roles only";
+    private static final String QUEUE_ROLES_ONLY = "the policy is for the queue's roles (owner, app, operator), not PUBLIC";
+    private static final String TRUNCATE_GUARD = "TRUNCATE, which row-level security does not bind, refused to untrusted logins";
+
     /**
      * Objects that work after the squash changed on purpose (the hardened SQL boundary, issue 45, and later): each key
      * with why. They must exist in both schemas; their definitions are not compared, since the proof of the squash is
@@ -67,12 +76,116 @@ class SquashedSchemaTest {
      */
     private static final Map<String, String> CHANGED_LATER = Map.ofEntries(
             Map.entry("function S._check_interval(text,interval,interval,interval,text)",
-                    "compares numeric seconds: huge intervals overflowed bigint microseconds"));
+                    "compares numeric seconds: huge intervals overflowed bigint microseconds"),
+            Map.entry("function S._bury(bigint,text,text)", GUARDED),
+            Map.entry("function S._claim(text,text[],text,interval,integer)", GUARDED),
+            Map.entry("function S._complete(text,bigint[],bigint[])", GUARDED),
+            Map.entry("function S._count_published(text,text,bigint)", GUARDED),
+            Map.entry("function S._engine_attempts(text,bigint)", GUARDED),
+            Map.entry("function S._engine_bury(text,bigint[],bigint[],text,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_cancel(text,bigint,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_claim(text,text[],text,integer,bigint,bigint,timestamp with time zone,boolean,integer[],bigint[],bigint[],boolean[])", GUARDED),
+            Map.entry("function S._engine_complete(text,bigint[],bigint[],boolean,timestamp with time zone,boolean)", GUARDED),
+            Map.entry("function S._engine_dead_letters(text,text,bigint,bigint,integer)", GUARDED),
+            Map.entry("function S._engine_extend(text,bigint[],bigint[],bigint,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_find(text,bigint)", GUARDED),
+            Map.entry("function S._engine_lock_due_schedules(text,integer,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_next_due(text,text[],timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_next_schedule_run(text)", GUARDED),
+            Map.entry("function S._engine_ordering(text,text)", GUARDED),
+            Map.entry("function S._engine_pause_topic(text,text,boolean,timestamp with time zone,boolean,text)", GUARDED),
+            Map.entry("function S._engine_paused_topics(text)", GUARDED),
+            Map.entry("function S._engine_publish(text[],text[],text[],text[],integer[],integer[],text[],bigint[],bigint[],timestamp with time zone,boolean,text,text[])", GUARDED),
+            Map.entry("function S._engine_publish_fast(text[],text[],text[],text[],integer[],integer[],bigint[],bigint[],text[],timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_publish_one(text,text,text,text,integer,integer,bigint,bigint,text,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_purge(text,text,bigint[],integer)", GUARDED),
+            Map.entry("function S._engine_purge_audited(text,text,bigint[],integer,text)", GUARDED),
+            Map.entry("function S._engine_record_rates(text[],text[],bigint[],timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_redrive(text,text,bigint[],bigint,integer,timestamp with time zone,boolean,text)", GUARDED),
+            Map.entry("function S._engine_redrive_audited(text,text,bigint[],bigint,integer,timestamp with time zone,boolean,text)", GUARDED),
+            Map.entry("function S._engine_release(text,bigint[],bigint[],boolean)", GUARDED),
+            Map.entry("function S._engine_rescue(text,integer,timestamp with time zone,boolean,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_retry(text,bigint[],bigint[],bigint,text,timestamp with time zone,boolean)", GUARDED),
+            Map.entry("function S._engine_schedule_delete(text,text)", GUARDED),
+            Map.entry("function S._engine_schedule_insert(text,text,text,bigint,text,text,text,text,integer,integer,timestamp with time zone,timestamp with time zone,text,integer,bigint,boolean,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_schedule_pause(text,text,boolean,timestamp with time zone,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_schedule_ran(text,text,timestamp with time zone,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_schedule_replace(text,text,text,bigint,text,text,text,text,integer,integer,timestamp with time zone,timestamp with time zone,text,integer,bigint,boolean,timestamp with time zone,timestamp with time zone,text)", GUARDED),
+            Map.entry("function S._engine_schedules(text,text)", GUARDED),
+            Map.entry("function S._engine_set_ordering(text,text,text,timestamp with time zone,boolean,text)", GUARDED),
+            Map.entry("function S._engine_set_topic_limits(text,text,integer,text,text,integer,integer,bigint,integer,bigint,timestamp with time zone,boolean,text)", GUARDED),
+            Map.entry("function S._engine_snooze(text,bigint[],bigint[],bigint,timestamp with time zone,timestamp with time zone,boolean)", GUARDED),
+            Map.entry("function S._engine_stats(text,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_take_head_sweeps(text,text[],bigint,timestamp with time zone)", GUARDED),
+            Map.entry("function S._engine_topic_limits(text)", GUARDED),
+            Map.entry("function S._estimate(text)", GUARDED),
+            Map.entry("function S._health_unfiltered(text,interval,integer,bigint,interval,interval,integer,interval)", GUARDED),
+            Map.entry("function S._held(text,bigint,bigint)", GUARDED),
+            Map.entry("function S._insert_message(text,text,json,jsonb,integer,integer,text,timestamp with time zone,boolean)", GUARDED),
+            Map.entry("function S._ordering_advance(text[],text[],text[],timestamp with time zone,boolean)", GUARDED),
+            Map.entry("function S._ordering_free(text,text,text)", GUARDED),
+            Map.entry("function S._ordering_lock(text[],text[],text[])", GUARDED),
+            Map.entry("function S._ordering_waits(text,text)", GUARDED),
+            Map.entry("function S._record_attempt(bigint,text,integer,text,text,timestamp with time zone,timestamp with time zone,text,text)", GUARDED),
+            Map.entry("function S._replace_schedule(S.schedules,S.schedules)", GUARDED),
+            Map.entry("function S._secure_schema()", GUARDED),
+            Map.entry("function S._secure_schema_objects()", FORCED_EVERYWHERE),
+            Map.entry("function S._topic_subscribers(text,text)", GUARDED_PLPGSQL),
+            Map.entry("function S._wake(text,text)", GUARDED_PLPGSQL),
+            Map.entry("function S._worker_name_alive(text,text)", GUARDED_PLPGSQL),
+            Map.entry("policy S.attempt_errors tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.audit_log tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.completed_counters tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.completed_messages tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.dead_letters tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.head_sweeps tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.limit_buckets tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.limit_holders tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.messages tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.paused_topics tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.queue_policies shared_policies", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.queue_policies tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.schedules tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.topic_completed tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.topic_limits tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.topic_ordering tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.topic_published tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("policy S.topics tenant_isolation", QUEUE_ROLES_ONLY),
+            Map.entry("relation S.settings", FORCED_EVERYWHERE),
+            Map.entry("relation S.tenant_grants", FORCED_EVERYWHERE),
+            Map.entry("relation S.workers", FORCED_EVERYWHERE));
 
     /** Objects that work after the squash added: each key with why. */
     private static final Map<String, String> ADDED_LATER = Map.ofEntries(
             Map.entry("function S._check_array(text,anyarray,integer,integer,boolean)",
-                    "one check of array arguments: dimensions, size, NULL elements"));
+                    "one check of array arguments: dimensions, size, NULL elements"),
+            Map.entry("function S._check_engine_caller(text)", "the caller check of the internal functions: owner, app or operator role, else QU005"),
+            Map.entry("function S._refuse_truncate()", TRUNCATE_GUARD),
+            Map.entry("policy S.settings queue_roles", FORCED_EVERYWHERE),
+            Map.entry("policy S.tenant_grants queue_roles", FORCED_EVERYWHERE),
+            Map.entry("policy S.workers queue_roles", FORCED_EVERYWHERE),
+            Map.entry("trigger attempt_errors_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger audit_log_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger completed_counters_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger completed_messages_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger dead_letters_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger head_sweeps_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger limit_buckets_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger limit_holders_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger messages_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger paused_topics_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger queue_policies_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger schedules_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger schema_functions_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger schema_version_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger settings_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger tenant_grants_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger topic_completed_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger topic_limits_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger topic_ordering_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger topic_published_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger topics_truncate", TRUNCATE_GUARD),
+            Map.entry("trigger workers_truncate", TRUNCATE_GUARD));
 
     private HikariDataSource pool;
     private TenantRoles stepByStep;
@@ -121,6 +234,8 @@ class SquashedSchemaTest {
             before.put(key, normalize(edited));
         });
 
+        // the squash covers the whole schema, whatever later work leaves out of the comparison below
+        assertThat(before).hasSizeGreaterThan(700);
         assertThat(after.keySet()).containsAll(ADDED_LATER.keySet());
         after.keySet().removeAll(ADDED_LATER.keySet());
         assertThat(before.keySet()).containsAll(CHANGED_LATER.keySet());
@@ -132,7 +247,6 @@ class SquashedSchemaTest {
         for (String key : before.keySet()) {
             assertThat(after.get(key)).as(key).isEqualTo(before.get(key));
         }
-        assertThat(before).hasSizeGreaterThan(700);
     }
 
     /**
