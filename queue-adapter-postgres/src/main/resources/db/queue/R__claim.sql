@@ -442,8 +442,8 @@ BEGIN
     LIMIT 1;
     IF v_at IS NOT NULL THEN
         PERFORM "${schema}"._invalid('p_after_ids[' || v_at || ']',
-            coalesce(p_after_priorities[v_at]::text, 'null') || '/' || coalesce(p_after_run_at_micros[v_at]::text, 'null')
-            || '/' || coalesce(p_after_ids[v_at]::text, 'null'),
+            coalesce(p_after_priorities[v_at]::text, 'null') || '/'
+            || coalesce(p_after_run_at_micros[v_at]::text, 'null') || '/' || coalesce(p_after_ids[v_at]::text, 'null'),
             'a whole claim position (priority, due time, id) or none');
     END IF;
 END

@@ -255,7 +255,8 @@ $$;
 
 -- Which dead letters a redrive or purge through its gate takes: by ids (at most 10,000) or by topic, or (neither)
 -- the namespace's, at most p_limit (1 to 1000: each keyed dead letter moved takes an advisory lock for its key).
-CREATE OR REPLACE FUNCTION "${schema}"._check_engine_dead_letter_selection(p_topic text, p_ids bigint[], p_limit integer)
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_dead_letter_selection(p_topic text, p_ids bigint[],
+                                                                           p_limit integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN

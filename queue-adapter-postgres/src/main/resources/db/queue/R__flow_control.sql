@@ -334,8 +334,8 @@ BEGIN
     END IF;
     PERFORM "${schema}"._check_engine_now(p_now);
     PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
-    RETURN "${schema}"._engine_set_ordering(p_namespace, p_topic, p_behind_dead_letter, p_now, coalesce(p_notify, false),
-                                            p_actor);
+    RETURN "${schema}"._engine_set_ordering(p_namespace, p_topic, p_behind_dead_letter, p_now,
+                                            coalesce(p_notify, false), p_actor);
 END
 $$;
 
@@ -557,7 +557,8 @@ BEGIN
                                          '1 to 100000');
     END IF;
     IF p_rate_starts IS NOT NULL OR p_rate_period_micros IS NOT NULL THEN
-        PERFORM "${schema}"._check_range('p_rate_starts', p_rate_starts, 1, 1000000, '1 to 1000000 with p_rate_period_micros');
+        PERFORM "${schema}"._check_range('p_rate_starts', p_rate_starts, 1, 1000000,
+                                         '1 to 1000000 with p_rate_period_micros');
         PERFORM "${schema}"._check_range('p_rate_period_micros', p_rate_period_micros, 1000, 86400000000,
                                          '1000 to 86400000000 microseconds (1 ms to 1 day) with p_rate_starts');
     END IF;
@@ -565,8 +566,7 @@ BEGIN
         PERFORM "${schema}"._check_range('p_partition_rate_starts', p_partition_rate_starts, 1, 1000000,
                                          '1 to 1000000 with p_partition_rate_period_micros');
         PERFORM "${schema}"._check_range('p_partition_rate_period_micros', p_partition_rate_period_micros, 1000,
-                                         86400000000,
-                                         '1000 to 86400000000 microseconds (1 ms to 1 day) with p_partition_rate_starts');
+            86400000000, '1000 to 86400000000 microseconds (1 ms to 1 day) with p_partition_rate_starts');
     END IF;
     IF p_max_running_per_partition IS NOT NULL OR p_partition_rate_starts IS NOT NULL THEN
         IF p_partition_kind IS NULL OR p_partition_kind NOT IN ('header', 'ordering_key') THEN
@@ -580,7 +580,8 @@ BEGIN
                                          'null with p_partition_kind ordering_key');
         END IF;
     ELSIF p_partition_kind IS NOT NULL OR p_partition_name IS NOT NULL THEN
-        PERFORM "${schema}"._invalid(CASE WHEN p_partition_kind IS NOT NULL THEN 'p_partition_kind' ELSE 'p_partition_name' END,
+        PERFORM "${schema}"._invalid(
+            CASE WHEN p_partition_kind IS NOT NULL THEN 'p_partition_kind' ELSE 'p_partition_name' END,
             "${schema}"._shown(coalesce(p_partition_kind, p_partition_name)),
             'null without p_max_running_per_partition or p_partition_rate_starts');
     END IF;

@@ -472,7 +472,8 @@ BEGIN
         PERFORM "${schema}"._check_array('p_notify_keys', p_notify_keys, 0, 10000);
         SELECT u.at, u.key INTO v_at, v_key
         FROM unnest(p_notify_keys) WITH ORDINALITY AS u(key, at)
-        WHERE NOT (u.key IN (SELECT m.namespace || '/' || m.topic FROM unnest(p_namespaces, p_topics) AS m(namespace, topic)))
+        WHERE NOT (u.key IN (SELECT m.namespace || '/' || m.topic
+                             FROM unnest(p_namespaces, p_topics) AS m(namespace, topic)))
         ORDER BY u.at
         LIMIT 1;
         IF v_at IS NOT NULL THEN

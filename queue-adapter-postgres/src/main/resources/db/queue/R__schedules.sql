@@ -423,7 +423,8 @@ DECLARE
 BEGIN
     PERFORM "${schema}"._check_name('p_name', p_name);
     IF (p_cron IS NULL) = (p_interval_micros IS NULL) THEN
-        PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron), 'exactly one of p_cron and p_interval_micros');
+        PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron),
+            'exactly one of p_cron and p_interval_micros');
     END IF;
     IF p_interval_micros IS NOT NULL THEN
         PERFORM "${schema}"._check_range('p_interval_micros', p_interval_micros, 1000000, 31536000000000,
@@ -442,7 +443,8 @@ BEGIN
     END;
     IF p_cron IS NOT NULL THEN
         IF length(p_cron) > 1000 THEN
-            PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron), 'a cron expression of at most 1000 characters');
+            PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron),
+                'a cron expression of at most 1000 characters');
         END IF;
         BEGIN
             PERFORM "${schema}".cron_next_run(p_cron, p_time_zone, statement_timestamp());
@@ -457,7 +459,8 @@ BEGIN
     BEGIN
         v_headers := p_headers::jsonb;
     EXCEPTION WHEN data_exception THEN
-        PERFORM "${schema}"._invalid('p_headers', "${schema}"._shown(p_headers), 'a JSON object of header names to strings');
+        PERFORM "${schema}"._invalid('p_headers', "${schema}"._shown(p_headers),
+            'a JSON object of header names to strings');
     END;
     -- two more are added to each message fired (queue-schedule, queue-due-at)
     PERFORM "${schema}"._check_headers('p_headers', v_headers, 30);
@@ -473,7 +476,8 @@ BEGIN
         PERFORM "${schema}"._invalid('p_end_at', p_end_at::text, 'an instant after p_start_at ' || p_start_at);
     END IF;
     IF p_missed_policy IS NULL OR p_missed_policy NOT IN ('FIRE_ONCE', 'SKIP', 'FIRE_EACH') THEN
-        PERFORM "${schema}"._invalid('p_missed_policy', "${schema}"._shown(p_missed_policy), 'FIRE_ONCE, SKIP or FIRE_EACH');
+        PERFORM "${schema}"._invalid('p_missed_policy', "${schema}"._shown(p_missed_policy),
+            'FIRE_ONCE, SKIP or FIRE_EACH');
     END IF;
     PERFORM "${schema}"._check_range('p_missed_bound', p_missed_bound, 1, 1000, '1 to 1000');
     PERFORM "${schema}"._check_range('p_missed_grace_micros', p_missed_grace_micros, 0, 31536000000000,

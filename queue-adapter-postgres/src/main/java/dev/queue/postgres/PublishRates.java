@@ -122,7 +122,8 @@ final class PublishRates implements AutoCloseable {
         params.put("namespaces", namespaces);
         params.put("topics", topics);
         params.put("published", published.toArray(new Long[0]));
-        sessions.autoCommit("the flush of publish counts", session -> session.selectOne("operator.recordRates", params));
+        sessions.autoCommit("the flush of publish counts",
+                session -> session.selectOne("operator.recordRates", params));
     }
 
     /** Stops the timer and writes what is left (best effort: the database may be gone). */
