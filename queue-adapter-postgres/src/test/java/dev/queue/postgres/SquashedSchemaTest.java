@@ -248,7 +248,8 @@ class SquashedSchemaTest {
         for (String key : before.keySet()) {
             assertThat(after.get(key)).as(key).isEqualTo(before.get(key));
         }
-        assertThat(before).hasSizeGreaterThan(700);
+        // what is still compared once the later changes are set aside (681 after the gates of issue 45)
+        assertThat(before).hasSizeGreaterThan(600);
     }
 
     /**
