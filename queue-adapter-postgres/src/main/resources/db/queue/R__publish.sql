@@ -281,7 +281,6 @@ LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     v_at      bigint;
     v_payload text;
-    v_parsed  json[];
 BEGIN
     SELECT u.at, u.payload INTO v_at, v_payload
     FROM unnest(p_payloads) WITH ORDINALITY AS u(payload, at)
@@ -301,7 +300,7 @@ BEGIN
             'valid JSON without a \u0000 escape, which cannot be stored', 'QU004');
     END IF;
     BEGIN
-        v_parsed := p_payloads::json[];
+        PERFORM p_payloads::json[];
     EXCEPTION WHEN data_exception THEN
         FOR v_i IN array_lower(p_payloads, 1) .. array_upper(p_payloads, 1) LOOP
             BEGIN
