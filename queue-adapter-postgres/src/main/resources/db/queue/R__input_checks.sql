@@ -242,7 +242,7 @@ $$;
 
 
 -- Every element that is not NULL is text of 1 to p_max_length characters without control characters (_check_text),
--- in one pass; NULL elements are _check_array's to allow or not.
+-- in one pass. NULL elements are _check_array's to allow or not.
 CREATE OR REPLACE FUNCTION "${schema}"._check_texts(p_argument text, p_values text[], p_max_length integer) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -262,7 +262,7 @@ END
 $$;
 
 
--- Every element that is not NULL lies in p_min..p_max (_check_range), in one pass; NULL elements are _check_array's.
+-- Every element that is not NULL lies in p_min..p_max (_check_range), in one pass. NULL elements are _check_array's.
 -- Integer arrays are passed as bigint[] (an exact cast).
 CREATE OR REPLACE FUNCTION "${schema}"._check_ranges(p_argument text, p_values bigint[], p_min bigint, p_max bigint,
                                                      p_expected text)

@@ -274,7 +274,7 @@ $$;
 
 -- Payloads as the engine_ gates take them, JSON text: each valid JSON of at most 64 MiB (the largest payload limit a
 -- queue may set: a Java queue checks its own limit first) without a \u0000 escape, else QU004 as _check_payload says.
--- One pass for sizes and escapes, and one parse of the whole array; the elements are parsed one by one only to name
+-- One pass for sizes and escapes, and one parse of the whole array: the elements are parsed one by one only to name
 -- the first that is not JSON.
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_payloads(p_argument text, p_payloads text[]) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$

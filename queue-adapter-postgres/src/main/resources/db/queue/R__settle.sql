@@ -573,7 +573,7 @@ AS $$
 BEGIN
     PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
     PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
-    -- p_run_at wins; a time in the past means now
+    -- p_run_at wins, and a time in the past means now
     IF p_run_at IS NOT NULL THEN
         PERFORM "${schema}"._check_instant('p_run_at', p_run_at);
     ELSIF p_delay_micros IS NOT NULL THEN

@@ -163,7 +163,7 @@ $$;
 
 -- The namespaces of an array argument of an engine_ gate (engine_publish, engine_record_rates), each checked as
 -- _check_namespace checks one: QU002 when it differs from the session's tenant, QU001 when it is not a name, QU005
--- when the login may not use it. One pass per rule over the array, which holds up to 10,000 elements; the first
+-- when the login may not use it. One pass per rule over the array, which holds up to 10,000 elements, and the first
 -- offender is named by its position. The array's shape is checked before (_check_array).
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_namespaces(p_namespaces text[]) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
