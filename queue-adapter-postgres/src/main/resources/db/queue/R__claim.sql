@@ -4,7 +4,7 @@
 --
 -- For psql users: pull, pull_batch and pull_any. For the Java adapter: _engine_claim, _engine_take_head_sweeps and
 -- _engine_next_due, called directly by trusted logins, else through the gates engine_claim, engine_take_head_sweeps
--- and engine_next_due, which check the caller's namespace first.
+-- and engine_next_due, which check the caller's namespace and every argument first (at most 64 topics a call).
 --
 -- Pauses and limits meet the claims at a transaction-level advisory lock per topic (_flow_lock_key), which a claim
 -- takes before it reads paused_topics and topic_limits, in topic name order so that two claims cannot deadlock. A
@@ -389,9 +389,64 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    -- at most 64 topics: the claim takes an advisory lock per topic
+    PERFORM "${schema}"._check_array('p_topics', p_topics, 1, 64);
+    PERFORM "${schema}"._check_names('p_topics', p_topics);
+    PERFORM "${schema}"._check_text('p_worker', p_worker, 128);
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
+    IF p_lease_token IS NULL THEN
+        PERFORM "${schema}"._invalid('p_lease_token', 'null', 'a lease token');
+    END IF;
+    PERFORM "${schema}"._check_range('p_lease_micros', p_lease_micros, 1000000, 86400000000,
+                                     '1000000 to 86400000000 microseconds (1 s to 24 h)');
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_claim_positions(p_topics, p_after_priorities, p_after_run_at_micros, p_after_ids,
+                                               p_behind);
     RETURN QUERY SELECT * FROM "${schema}"._engine_claim(p_namespace, p_topics, p_worker, p_limit, p_lease_token,
-        p_lease_micros, p_now, p_async, p_after_priorities, p_after_run_at_micros, p_after_ids, p_behind);
+        p_lease_micros, p_now, coalesce(p_async, false), p_after_priorities, p_after_run_at_micros, p_after_ids,
+        p_behind);
+END
+$$;
+
+
+-- The claim positions of engine_claim: each array NULL (no position) or one element per topic, and per topic a whole
+-- position (priority 0-9, due time in microseconds since 1970 up to 9999, id) or none.
+CREATE OR REPLACE FUNCTION "${schema}"._check_claim_positions(p_topics text[], p_after_priorities integer[],
+                                                              p_after_run_at_micros bigint[], p_after_ids bigint[],
+                                                              p_behind boolean[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_count integer := cardinality(p_topics);
+    v_at    bigint;
+BEGIN
+    IF p_after_priorities IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_after_priorities', p_after_priorities, v_count, v_count, true);
+        PERFORM "${schema}"._check_ranges('p_after_priorities', p_after_priorities::bigint[], 0, 9, '0 to 9');
+    END IF;
+    IF p_after_run_at_micros IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_after_run_at_micros', p_after_run_at_micros, v_count, v_count, true);
+        PERFORM "${schema}"._check_ranges('p_after_run_at_micros', p_after_run_at_micros, 0, 253402300799000000,
+                                          '0 to 253402300799000000 microseconds since 1970 (up to 9999)');
+    END IF;
+    IF p_after_ids IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_after_ids', p_after_ids, v_count, v_count, true);
+    END IF;
+    IF p_behind IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_behind', p_behind, v_count, v_count, true);
+    END IF;
+    SELECT u.at INTO v_at
+    FROM unnest(p_after_priorities, p_after_run_at_micros, p_after_ids) WITH ORDINALITY AS u(priority, run_at, id, at)
+    WHERE (u.priority IS NULL) <> (u.id IS NULL) OR (u.run_at IS NULL) <> (u.id IS NULL)
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_after_ids[' || v_at || ']',
+            coalesce(p_after_priorities[v_at]::text, 'null') || '/'
+            || coalesce(p_after_run_at_micros[v_at]::text, 'null') || '/' || coalesce(p_after_ids[v_at]::text, 'null'),
+            'a whole claim position (priority, due time, id) or none');
+    END IF;
 END
 $$;
 
@@ -517,7 +572,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_array('p_topics', p_topics, 1, 64);
+    PERFORM "${schema}"._check_names('p_topics', p_topics);
+    PERFORM "${schema}"._check_range('p_gap_micros', p_gap_micros, 0, 86400000000,
+                                     '0 to 86400000000 microseconds (24 h)');
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN QUERY SELECT * FROM "${schema}"._engine_take_head_sweeps(p_namespace, p_topics, p_gap_micros, p_now);
 END
 $$;
@@ -575,7 +635,10 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_array('p_topics', p_topics, 1, 64);
+    PERFORM "${schema}"._check_names('p_topics', p_topics);
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN "${schema}"._engine_next_due(p_namespace, p_topics, p_now);
 END
 $$;

@@ -10,7 +10,7 @@
 -- For psql users: list_dead_letters, redrive_dead_letters and purge_dead_letters. For the Java adapter:
 -- _engine_dead_letters, _engine_redrive_audited and _engine_purge_audited, called directly by trusted logins, else
 -- through the gates engine_dead_letters, engine_redrive_audited and engine_purge_audited, which check the caller's
--- namespace first.
+-- namespace and every argument first.
 
 
 -- Which dead letters a redrive or purge takes: by ids, or by queue, or (neither) the whole namespace.
@@ -216,7 +216,11 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    IF p_topic IS NOT NULL THEN
+        PERFORM "${schema}"._check_name('p_topic', p_topic);
+    END IF;
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY SELECT * FROM "${schema}"._engine_dead_letters(p_namespace, p_topic, p_id, p_after_id, p_limit);
 END
 $$;
@@ -229,9 +233,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_dead_letter_selection(p_topic, p_ids, p_limit);
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN QUERY SELECT * FROM "${schema}"._engine_redrive_audited(p_namespace, p_topic, p_ids, p_after_id, p_limit,
-        p_now, p_notify, p_actor);
+        p_now, coalesce(p_notify, false), p_actor);
 END
 $$;
 
@@ -243,8 +250,31 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_dead_letter_selection(p_topic, p_ids, p_limit);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN QUERY SELECT * FROM "${schema}"._engine_purge_audited(p_namespace, p_topic, p_ids, p_limit, p_actor);
+END
+$$;
+
+
+-- Which dead letters a redrive or purge through its gate takes: by ids (at most 10,000) or by topic, or (neither)
+-- the namespace's, at most p_limit (1 to 1000: each keyed dead letter moved takes an advisory lock for its key).
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_dead_letter_selection(p_topic text, p_ids bigint[],
+                                                                           p_limit integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_topic IS NOT NULL AND p_ids IS NOT NULL THEN
+        PERFORM "${schema}"._invalid('p_ids', "${schema}"._shown(p_ids::text), 'either p_ids or p_topic, not both');
+    END IF;
+    IF p_topic IS NOT NULL THEN
+        PERFORM "${schema}"._check_name('p_topic', p_topic);
+    END IF;
+    IF p_ids IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_ids', p_ids, 1, 10000);
+    END IF;
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
 END
 $$;
 

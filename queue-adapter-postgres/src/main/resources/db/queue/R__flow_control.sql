@@ -12,7 +12,8 @@
 --
 -- For psql users: pause_queue, resume_queue, list_paused_queues, set_queue_ordering, get_queue_ordering,
 -- set_queue_limits, list_queue_limits and clear_queue_limits. For the Java adapter: the _engine_ functions here,
--- called directly by trusted logins, else through their engine_ gates, which check the caller's namespace first.
+-- called directly by trusted logins, else through their engine_ gates, which check the caller's namespace and every
+-- argument first.
 
 
 -- The advisory lock key of a topic's claims. Seeded with the schema, so two queue schemas in one database do not
@@ -75,8 +76,14 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
-    RETURN "${schema}"._engine_pause_topic(p_namespace, p_topic, p_paused, p_now, p_notify, p_actor);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    IF p_paused IS NULL THEN
+        PERFORM "${schema}"._invalid('p_paused', 'null', 'true (pause) or false (resume)');
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
+    RETURN "${schema}"._engine_pause_topic(p_namespace, p_topic, p_paused, p_now, coalesce(p_notify, false), p_actor);
 END
 $$;
 
@@ -87,7 +94,7 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
     RETURN QUERY SELECT * FROM "${schema}"._engine_paused_topics(p_namespace);
 END
 $$;
@@ -327,8 +334,16 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
-    RETURN "${schema}"._engine_set_ordering(p_namespace, p_topic, p_behind_dead_letter, p_now, p_notify, p_actor);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    IF p_behind_dead_letter IS NULL OR p_behind_dead_letter NOT IN ('wait', 'continue') THEN
+        PERFORM "${schema}"._invalid('p_behind_dead_letter', "${schema}"._shown(p_behind_dead_letter),
+                                     'wait or continue');
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
+    RETURN "${schema}"._engine_set_ordering(p_namespace, p_topic, p_behind_dead_letter, p_now,
+                                            coalesce(p_notify, false), p_actor);
 END
 $$;
 
@@ -338,7 +353,8 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
     RETURN "${schema}"._engine_ordering(p_namespace, p_topic);
 END
 $$;
@@ -519,10 +535,66 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    PERFORM "${schema}"._check_engine_topic_limits(p_max_running, p_partition_kind, p_partition_name,
+        p_max_running_per_partition, p_rate_starts, p_rate_period_micros, p_partition_rate_starts,
+        p_partition_rate_period_micros);
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN "${schema}"._engine_set_topic_limits(p_namespace, p_topic, p_max_running, p_partition_kind,
         p_partition_name, p_max_running_per_partition, p_rate_starts, p_rate_period_micros, p_partition_rate_starts,
-        p_partition_rate_period_micros, p_now, p_notify, p_actor);
+        p_partition_rate_period_micros, p_now, coalesce(p_notify, false), p_actor);
+END
+$$;
+
+
+-- Limits as engine_set_topic_limits takes them (all NULL clears them), by the rules of set_queue_limits and of the
+-- Java TopicLimits: running limits 1 to 100000, a rate 1 to 1000000 starts per 1 ms to 1 day given together, and a
+-- partition (kind header with a header name, or ordering_key without one) exactly with a per-partition limit.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_topic_limits(
+    p_max_running integer, p_partition_kind text, p_partition_name text, p_max_running_per_partition integer,
+    p_rate_starts integer, p_rate_period_micros bigint, p_partition_rate_starts integer,
+    p_partition_rate_period_micros bigint)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_max_running IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_running', p_max_running, 1, 100000, '1 to 100000');
+    END IF;
+    IF p_max_running_per_partition IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_running_per_partition', p_max_running_per_partition, 1, 100000,
+                                         '1 to 100000');
+    END IF;
+    IF p_rate_starts IS NOT NULL OR p_rate_period_micros IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_rate_starts', p_rate_starts, 1, 1000000,
+                                         '1 to 1000000 with p_rate_period_micros');
+        PERFORM "${schema}"._check_range('p_rate_period_micros', p_rate_period_micros, 1000, 86400000000,
+                                         '1000 to 86400000000 microseconds (1 ms to 1 day) with p_rate_starts');
+    END IF;
+    IF p_partition_rate_starts IS NOT NULL OR p_partition_rate_period_micros IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_partition_rate_starts', p_partition_rate_starts, 1, 1000000,
+                                         '1 to 1000000 with p_partition_rate_period_micros');
+        PERFORM "${schema}"._check_range('p_partition_rate_period_micros', p_partition_rate_period_micros, 1000,
+            86400000000, '1000 to 86400000000 microseconds (1 ms to 1 day) with p_partition_rate_starts');
+    END IF;
+    IF p_max_running_per_partition IS NOT NULL OR p_partition_rate_starts IS NOT NULL THEN
+        IF p_partition_kind IS NULL OR p_partition_kind NOT IN ('header', 'ordering_key') THEN
+            PERFORM "${schema}"._invalid('p_partition_kind', "${schema}"._shown(p_partition_kind),
+                                         'header or ordering_key with a per-partition limit');
+        END IF;
+        IF p_partition_kind = 'header' THEN
+            PERFORM "${schema}"._check_name('p_partition_name', p_partition_name);
+        ELSIF p_partition_name IS NOT NULL THEN
+            PERFORM "${schema}"._invalid('p_partition_name', "${schema}"._shown(p_partition_name),
+                                         'null with p_partition_kind ordering_key');
+        END IF;
+    ELSIF p_partition_kind IS NOT NULL OR p_partition_name IS NOT NULL THEN
+        PERFORM "${schema}"._invalid(
+            CASE WHEN p_partition_kind IS NOT NULL THEN 'p_partition_kind' ELSE 'p_partition_name' END,
+            "${schema}"._shown(coalesce(p_partition_kind, p_partition_name)),
+            'null without p_max_running_per_partition or p_partition_rate_starts');
+    END IF;
 END
 $$;
 
@@ -535,7 +607,7 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
     RETURN QUERY SELECT * FROM "${schema}"._engine_topic_limits(p_namespace);
 END
 $$;

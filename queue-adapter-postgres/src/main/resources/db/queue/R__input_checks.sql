@@ -212,3 +212,94 @@ CREATE OR REPLACE FUNCTION "${schema}"._shown_age(p_age interval) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT justify_interval(date_trunc('second', p_age))::text
 $$;
+
+
+-- The name rule of _check_name as a predicate, for set-based checks of arrays (inlined into their queries).
+CREATE OR REPLACE FUNCTION "${schema}"._is_name(p_value text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(p_value ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', false)
+$$;
+
+
+-- Every element of an array is a name (_check_name): one pass over the array, and the first offender named with its
+-- position. Its shape (dimensions, cardinality, NULL elements) is _check_array's.
+CREATE OR REPLACE FUNCTION "${schema}"._check_names(p_argument text, p_values text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_at    bigint;
+    v_value text;
+BEGIN
+    SELECT u.at, u.value INTO v_at, v_value
+    FROM unnest(p_values) WITH ORDINALITY AS u(value, at)
+    WHERE NOT "${schema}"._is_name(u.value)
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_name(p_argument || '[' || v_at || ']', v_value);
+    END IF;
+END
+$$;
+
+
+-- Every element that is not NULL is text of 1 to p_max_length characters without control characters (_check_text),
+-- in one pass. NULL elements are _check_array's to allow or not.
+CREATE OR REPLACE FUNCTION "${schema}"._check_texts(p_argument text, p_values text[], p_max_length integer) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_at    bigint;
+    v_value text;
+BEGIN
+    SELECT u.at, u.value INTO v_at, v_value
+    FROM unnest(p_values) WITH ORDINALITY AS u(value, at)
+    WHERE u.value IS NOT NULL
+      AND (length(u.value) = 0 OR length(u.value) > p_max_length OR u.value ~ '[\x01-\x1f\x7f-\x9f]')
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_text(p_argument || '[' || v_at || ']', v_value, p_max_length);
+    END IF;
+END
+$$;
+
+
+-- Every element that is not NULL lies in p_min..p_max (_check_range), in one pass. NULL elements are _check_array's.
+-- Integer arrays are passed as bigint[] (an exact cast).
+CREATE OR REPLACE FUNCTION "${schema}"._check_ranges(p_argument text, p_values bigint[], p_min bigint, p_max bigint,
+                                                     p_expected text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_at    bigint;
+    v_value bigint;
+BEGIN
+    SELECT u.at, u.value INTO v_at, v_value
+    FROM unnest(p_values) WITH ORDINALITY AS u(value, at)
+    WHERE u.value < p_min OR u.value > p_max
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_range(p_argument || '[' || v_at || ']', v_value, p_min, p_max, p_expected);
+    END IF;
+END
+$$;
+
+
+-- The caller's clock, which the engine_ gates take as p_now (NULL: the database's, statement_timestamp()).
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_now(p_now timestamptz) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_now IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_now', p_now);
+    END IF;
+END
+$$;
+
+
+-- Who an engine_ gate records as acting (the Java queue's actor): NULL for nobody, else as set_actor takes it.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_actor(p_argument text, p_actor text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_actor IS NOT NULL THEN
+        PERFORM "${schema}"._check_text(p_argument, p_actor, 128);
+    END IF;
+END
+$$;

@@ -691,7 +691,10 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    IF p_id IS NULL THEN
+        PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
+    END IF;
     RETURN QUERY SELECT * FROM "${schema}"._engine_find(p_namespace, p_id);
 END
 $$;
@@ -894,7 +897,10 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    IF p_id IS NULL THEN
+        PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
+    END IF;
     RETURN QUERY SELECT * FROM "${schema}"._engine_attempts(p_namespace, p_id);
 END
 $$;

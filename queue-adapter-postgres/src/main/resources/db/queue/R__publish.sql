@@ -12,7 +12,8 @@
 -- For psql users: push and push_batch, which check their input, apply the queue policy and count the messages. For
 -- the Java adapter: _engine_publish (unique or ordering keys, or a topic not yet registered), _engine_publish_fast (a
 -- batch without keys to registered topics) and _engine_publish_one, called directly by trusted logins, else through
--- the gates engine_publish, engine_publish_fast and engine_publish_one, which check the caller's namespaces first.
+-- the gates engine_publish, engine_publish_fast and engine_publish_one, which check the caller's namespaces and every
+-- argument first (at most 10,000 messages, and 1000 ordering keys, a call).
 
 
 -- Whether a change that makes messages claimable sends its wake-up: the parameter when given, else the
@@ -278,6 +279,162 @@ END
 $$;
 
 
+-- Payloads as the engine_ gates take them, JSON text: each valid JSON of at most 64 MiB (the largest payload limit a
+-- queue may set: a Java queue checks its own limit first) without a \u0000 escape, else QU004 as _check_payload says.
+-- One pass for sizes and escapes, and one parse of the whole array: the elements are parsed one by one only to name
+-- the first that is not JSON.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_payloads(p_argument text, p_payloads text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_at      bigint;
+    v_payload text;
+BEGIN
+    SELECT u.at, u.payload INTO v_at, v_payload
+    FROM unnest(p_payloads) WITH ORDINALITY AS u(payload, at)
+    WHERE u.payload IS NULL OR octet_length(u.payload) > 67108864
+       -- an escape is a backslash preceded by an even number of backslashes
+       OR (strpos(u.payload, '\u0000') > 0 AND u.payload ~ '(^|[^\\])(\\\\)*\\u0000')
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NOT NULL AND v_payload IS NULL THEN
+        PERFORM "${schema}"._invalid(p_argument || '[' || v_at || ']', 'null',
+            'JSON text (use ''null'' for a JSON null)', 'QU004');
+    ELSIF v_at IS NOT NULL AND octet_length(v_payload) > 67108864 THEN
+        PERFORM "${schema}"._invalid(p_argument || '[' || v_at || ']', octet_length(v_payload) || ' bytes',
+            'at most 67108864 bytes of UTF-8 JSON', 'QU004');
+    ELSIF v_at IS NOT NULL THEN
+        PERFORM "${schema}"._invalid(p_argument || '[' || v_at || ']', "${schema}"._shown(v_payload),
+            'valid JSON without a \u0000 escape, which cannot be stored', 'QU004');
+    END IF;
+    BEGIN
+        PERFORM p_payloads::json[];
+    EXCEPTION WHEN data_exception THEN
+        FOR v_i IN array_lower(p_payloads, 1) .. array_upper(p_payloads, 1) LOOP
+            BEGIN
+                PERFORM p_payloads[v_i]::json;
+            EXCEPTION WHEN data_exception THEN
+                PERFORM "${schema}"._invalid(p_argument || '[' || v_i || ']', "${schema}"._shown(p_payloads[v_i]),
+                    'valid JSON', 'QU004');
+            END;
+        END LOOP;
+        RAISE;
+    END;
+END
+$$;
+
+
+-- Headers as the engine_ gates take them, JSON text: each a JSON object of at most 32 string values of at most 1024
+-- characters, names by the name rule. Unlike a caller's headers (_check_headers), names starting with queue- pass:
+-- the Java ticker publishes its schedules' messages with queue-schedule and queue-due-at through these gates.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_headers(p_argument text, p_headers text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_parsed   jsonb[];
+    v_at       bigint;
+    v_headers  jsonb;
+    v_header   record;
+    v_argument text;
+BEGIN
+    BEGIN
+        v_parsed := p_headers::jsonb[];
+    EXCEPTION WHEN data_exception THEN
+        FOR v_i IN array_lower(p_headers, 1) .. array_upper(p_headers, 1) LOOP
+            BEGIN
+                PERFORM p_headers[v_i]::jsonb;
+            EXCEPTION WHEN data_exception THEN
+                PERFORM "${schema}"._invalid(p_argument || '[' || v_i || ']', "${schema}"._shown(p_headers[v_i]),
+                    'a JSON object of header names to string values');
+            END;
+        END LOOP;
+        RAISE;
+    END;
+    SELECT u.at, u.headers INTO v_at, v_headers
+    FROM unnest(v_parsed) WITH ORDINALITY AS u(headers, at)
+    WHERE u.headers IS NULL OR jsonb_typeof(u.headers) <> 'object'
+       OR (SELECT count(*) FROM jsonb_object_keys(CASE WHEN jsonb_typeof(u.headers) = 'object' THEN u.headers END)) > 32
+       OR EXISTS (SELECT 1
+                  FROM jsonb_each(CASE WHEN jsonb_typeof(u.headers) = 'object' THEN u.headers END) AS e(name, value)
+                  WHERE NOT "${schema}"._is_name(e.name) OR jsonb_typeof(e.value) <> 'string'
+                     OR length(e.value #>> '{}') > 1024)
+    ORDER BY u.at
+    LIMIT 1;
+    IF v_at IS NULL THEN
+        RETURN;
+    END IF;
+    v_argument := p_argument || '[' || v_at || ']';
+    IF v_headers IS NULL OR jsonb_typeof(v_headers) <> 'object' THEN
+        PERFORM "${schema}"._invalid(v_argument, "${schema}"._shown(v_headers::text),
+            'a JSON object of header names to string values');
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(v_headers)) > 32 THEN
+        PERFORM "${schema}"._invalid(v_argument, (SELECT count(*) FROM jsonb_object_keys(v_headers)) || ' headers',
+            'at most 32');
+    END IF;
+    FOR v_header IN SELECT e.key, e.value FROM jsonb_each(v_headers) AS e LOOP
+        PERFORM "${schema}"._check_name(v_argument || ' name', v_header.key);
+        IF jsonb_typeof(v_header.value) <> 'string' OR length(v_header.value #>> '{}') > 1024 THEN
+            PERFORM "${schema}"._invalid(v_argument || ' ' || v_header.key, "${schema}"._shown(v_header.value::text),
+                'a string of at most 1024 characters');
+        END IF;
+    END LOOP;
+END
+$$;
+
+
+-- The messages of an engine_ publish gate, p_count of them: parallel arrays of one element each (the keys and due
+-- times NULL as a whole for none), names, payloads and headers as above, priority 0-9, max attempts 1-1000, unique
+-- and ordering keys of 1 to 255 characters without control characters, due times from 1970 to 9999 and delays of
+-- 0 to 365 days in microseconds, and at most 1000 ordering keys, each of which the publish locks.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_messages(
+    p_count integer, p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[],
+    p_priorities integer[], p_max_attempts integer[], p_unique_keys text[], p_run_at_us bigint[], p_delay_us bigint[],
+    p_ordering_keys text[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_keys bigint;
+BEGIN
+    PERFORM "${schema}"._check_array('p_topics', p_topics, p_count, p_count);
+    PERFORM "${schema}"._check_names('p_topics', p_topics);
+    -- a NULL payload is the payload check's to refuse (QU004)
+    PERFORM "${schema}"._check_array('p_payloads', p_payloads, p_count, p_count, true);
+    PERFORM "${schema}"._check_engine_payloads('p_payloads', p_payloads);
+    PERFORM "${schema}"._check_array('p_headers', p_headers, p_count, p_count);
+    PERFORM "${schema}"._check_engine_headers('p_headers', p_headers);
+    PERFORM "${schema}"._check_array('p_priorities', p_priorities, p_count, p_count);
+    PERFORM "${schema}"._check_ranges('p_priorities', p_priorities::bigint[], 0, 9, '0 (first) to 9 (last)');
+    PERFORM "${schema}"._check_array('p_max_attempts', p_max_attempts, p_count, p_count);
+    PERFORM "${schema}"._check_ranges('p_max_attempts', p_max_attempts::bigint[], 1, 1000, '1 to 1000');
+    IF p_unique_keys IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_unique_keys', p_unique_keys, p_count, p_count, true);
+        PERFORM "${schema}"._check_texts('p_unique_keys', p_unique_keys, 255);
+    END IF;
+    IF p_run_at_us IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_run_at_us', p_run_at_us, p_count, p_count, true);
+        PERFORM "${schema}"._check_ranges('p_run_at_us', p_run_at_us, 0, 253402300799000000,
+                                          '0 to 253402300799000000 microseconds since 1970 (up to 9999)');
+    END IF;
+    IF p_delay_us IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_delay_us', p_delay_us, p_count, p_count, true);
+        PERFORM "${schema}"._check_ranges('p_delay_us', p_delay_us, 0, 31536000000000,
+                                          '0 to 31536000000000 microseconds (365 days)');
+    END IF;
+    IF p_ordering_keys IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_ordering_keys', p_ordering_keys, p_count, p_count, true);
+        PERFORM "${schema}"._check_texts('p_ordering_keys', p_ordering_keys, 255);
+        SELECT count(*) INTO v_keys
+        FROM (SELECT DISTINCT u.namespace, u.topic, u.key
+              FROM unnest(p_namespaces, p_topics, p_ordering_keys) AS u(namespace, topic, key)
+              WHERE u.key IS NOT NULL) k;
+        IF v_keys > 1000 THEN
+            PERFORM "${schema}"._invalid('p_ordering_keys', v_keys || ' ordering keys',
+                'at most 1000 ordering keys a call (each takes a lock)');
+        END IF;
+    END IF;
+END
+$$;
+
+
 CREATE OR REPLACE FUNCTION "${schema}".engine_publish(
     p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
     p_max_attempts integer[], p_unique_keys text[], p_run_at_us bigint[], p_delay_us bigint[],
@@ -287,9 +444,15 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_array('p_namespaces', p_namespaces, 1, 10000);
     PERFORM "${schema}"._check_engine_namespaces(p_namespaces);
+    PERFORM "${schema}"._check_engine_messages(cardinality(p_namespaces), p_namespaces, p_topics, p_payloads,
+        p_headers, p_priorities, p_max_attempts, p_unique_keys, p_run_at_us, p_delay_us, p_ordering_keys);
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN QUERY SELECT * FROM "${schema}"._engine_publish(p_namespaces, p_topics, p_payloads, p_headers, p_priorities,
-        p_max_attempts, p_unique_keys, p_run_at_us, p_delay_us, p_now, p_notify, p_actor, p_ordering_keys);
+        p_max_attempts, p_unique_keys, p_run_at_us, p_delay_us, p_now, coalesce(p_notify, false), p_actor,
+        p_ordering_keys);
 END
 $$;
 
@@ -302,8 +465,30 @@ RETURNS SETOF bigint
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
+DECLARE
+    v_at  bigint;
+    v_key text;
 BEGIN
+    PERFORM "${schema}"._check_array('p_namespaces', p_namespaces, 1, 10000);
     PERFORM "${schema}"._check_engine_namespaces(p_namespaces);
+    PERFORM "${schema}"._check_engine_messages(cardinality(p_namespaces), p_namespaces, p_topics, p_payloads,
+        p_headers, p_priorities, p_max_attempts, NULL, p_run_at_us, p_delay_us, NULL);
+    -- wake-ups only of the batch's own topics
+    IF p_notify_keys IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_notify_keys', p_notify_keys, 0, 10000);
+        SELECT u.at, u.key INTO v_at, v_key
+        FROM unnest(p_notify_keys) WITH ORDINALITY AS u(key, at)
+        WHERE NOT (u.key IN (SELECT m.namespace || '/' || m.topic
+                             FROM unnest(p_namespaces, p_topics) AS m(namespace, topic)))
+        ORDER BY u.at
+        LIMIT 1;
+        IF v_at IS NOT NULL THEN
+            PERFORM "${schema}"._invalid('p_notify_keys[' || v_at || ']', "${schema}"._shown(v_key),
+                'the namespace/topic of a message of the batch');
+        END IF;
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN QUERY SELECT * FROM "${schema}"._engine_publish_fast(p_namespaces, p_topics, p_payloads, p_headers,
         p_priorities, p_max_attempts, p_run_at_us, p_delay_us, p_notify_keys, p_now, p_actor);
 END
@@ -318,7 +503,26 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    PERFORM "${schema}"._check_engine_payloads('p_payload', ARRAY[p_payload]);
+    PERFORM "${schema}"._check_engine_headers('p_headers', ARRAY[p_headers]);
+    PERFORM "${schema}"._check_range('p_priority', p_priority, 0, 9, '0 (first) to 9 (last)');
+    PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    IF p_run_at_us IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_run_at_us', p_run_at_us, 0, 253402300799000000,
+                                         '0 to 253402300799000000 microseconds since 1970 (up to 9999)');
+    END IF;
+    IF p_delay_us IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_delay_us', p_delay_us, 0, 31536000000000,
+                                         '0 to 31536000000000 microseconds (365 days)');
+    END IF;
+    IF p_notify_key <> p_namespace || '/' || p_topic THEN
+        PERFORM "${schema}"._invalid('p_notify_key', "${schema}"._shown(p_notify_key),
+            'null or the message''s namespace/topic');
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN "${schema}"._engine_publish_one(p_namespace, p_topic, p_payload, p_headers, p_priority, p_max_attempts,
         p_run_at_us, p_delay_us, p_notify_key, p_now, p_actor);
 END

@@ -11,11 +11,10 @@
 
 -- The policy in force for a queue: its own row, else its namespace's '*' row, else the row of that queue in every
 -- namespace ('*', queue: what a Java queue's per-topic options write), else the '*' '*' row, else the Java defaults.
-CREATE OR REPLACE FUNCTION "${schema}".get_queue_policy(p_namespace text, p_queue text)
+-- Internal: the functions that read a policy per message (_engine_complete) have checked their input already.
+CREATE OR REPLACE FUNCTION "${schema}"._queue_policy(p_namespace text, p_queue text)
 RETURNS "${schema}".queue_policies
-LANGUAGE plpgsql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
-AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_policy "${schema}".queue_policies;
 BEGIN
@@ -29,6 +28,25 @@ BEGIN
                         interval '30 seconds', 1048576, false, timestamptz 'epoch', NULL);
     END IF;
     RETURN v_policy;
+END
+$$;
+
+
+-- The policy in force for a queue ('*' as either argument: the row for every one, as set_queue_policy names it), for
+-- a namespace the login may use and, with a tenant set for the session, that tenant's.
+CREATE OR REPLACE FUNCTION "${schema}".get_queue_policy(p_namespace text, p_queue text)
+RETURNS "${schema}".queue_policies
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    IF p_namespace IS DISTINCT FROM '*' OR "${schema}".current_tenant() IS NOT NULL THEN
+        PERFORM "${schema}"._check_namespace(p_namespace);
+    END IF;
+    IF p_queue IS DISTINCT FROM '*' THEN
+        PERFORM "${schema}"._check_name('p_queue', p_queue);
+    END IF;
+    RETURN "${schema}"._queue_policy(p_namespace, p_queue);
 END
 $$;
 

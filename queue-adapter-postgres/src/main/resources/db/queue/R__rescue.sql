@@ -4,8 +4,9 @@
 -- SKIP LOCKED), so several processes may rescue at once. Tables: messages, dead_letters, attempt_errors.
 --
 -- For psql users: rescue_expired (the SQL pulls rescue before they claim, too). For the Java adapter: _engine_rescue,
--- called directly by trusted logins, else through the gate engine_rescue, which checks the caller's namespace first.
--- A NULL namespace rescues every namespace, narrowed by row-level security to those the caller may use.
+-- called directly by trusted logins, else through the gate engine_rescue, which checks the caller's namespace and every
+-- argument first. A NULL namespace rescues every namespace, narrowed to the session's tenant when one is set, and by
+-- row-level security to those the caller may use.
 
 
 -- Expired leases (of one namespace, or of all with NULL), at most p_limit, oldest lease first and ended at or after
@@ -93,9 +94,17 @@ RETURNS TABLE (requeued bigint, dead_lettered bigint, looked_up_to timestamptz)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
+DECLARE
+    v_namespace text := "${schema}"._check_gate_namespace(p_namespace, true);
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_rescue(p_namespace, p_limit, p_now, p_notify, p_expired_since);
+    -- at most 1000: each lease that expired on its last attempt with an ordering key locks its key
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
+    PERFORM "${schema}"._check_engine_now(p_now);
+    IF p_expired_since IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_expired_since', p_expired_since);
+    END IF;
+    RETURN QUERY SELECT * FROM "${schema}"._engine_rescue(v_namespace, p_limit, p_now, coalesce(p_notify, false),
+                                                          p_expired_since);
 END
 $$;
 

@@ -12,7 +12,8 @@
 -- For psql users: create_schedule, update_schedule, delete_schedule, list_schedules, pause_schedule,
 -- resume_schedule, tick_schedules and run_schedule_now. For the Java adapter, which computes due times itself: the
 -- _engine_ functions here, called directly by trusted logins, else through their engine_ gates, which check the
--- caller's namespace first (NULL, for every namespace, is narrowed by row-level security).
+-- caller's namespace and every argument first (NULL, for every namespace, is narrowed to the session's tenant when
+-- one is set, and by row-level security).
 
 
 -- The first due time strictly after p_after, within the optional start and end (DueTimes.firstAfter).
@@ -414,6 +415,89 @@ END
 $$;
 
 
+-- A schedule's definition as the engine_ gates take it from the Java domain, checked by the rules of the Java
+-- Schedules.create (and of _prepare_schedule): the Java tickers of every namespace read these rows, so nothing they
+-- could not read is stored. The due times are the caller's: the first run and the next are not computed here.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_schedule(
+    p_name text, p_cron text, p_interval_micros bigint, p_time_zone text, p_topic text, p_payload text,
+    p_headers text, p_priority integer, p_max_attempts integer, p_start_at timestamptz, p_end_at timestamptz,
+    p_missed_policy text, p_missed_bound integer, p_missed_grace_micros bigint, p_next_run_at timestamptz,
+    p_updated_at timestamptz)
+RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_headers jsonb;
+    v_text    text;
+BEGIN
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    IF (p_cron IS NULL) = (p_interval_micros IS NULL) THEN
+        PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron),
+            'exactly one of p_cron and p_interval_micros');
+    END IF;
+    IF p_interval_micros IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_interval_micros', p_interval_micros, 1000000, 31536000000000,
+                                         '1000000 to 31536000000000 microseconds (1 s to 365 days)');
+    END IF;
+    IF p_time_zone IS NULL OR length(p_time_zone) > 100 THEN
+        PERFORM "${schema}"._invalid('p_time_zone', "${schema}"._shown(p_time_zone),
+            'a time zone ID such as UTC, Europe/Paris or +02:00');
+    END IF;
+    -- the zone and the expression as java.time and the Java parser read them (cron_next_run follows both)
+    BEGIN
+        PERFORM "${schema}".cron_next_run('0 0 1 1 *', p_time_zone, statement_timestamp());
+    EXCEPTION WHEN SQLSTATE 'QU001' THEN
+        PERFORM "${schema}"._invalid('p_time_zone', "${schema}"._shown(p_time_zone),
+            'a time zone ID such as UTC, Europe/Paris or +02:00');
+    END;
+    IF p_cron IS NOT NULL THEN
+        IF length(p_cron) > 1000 THEN
+            PERFORM "${schema}"._invalid('p_cron', "${schema}"._shown(p_cron),
+                'a cron expression of at most 1000 characters');
+        END IF;
+        BEGIN
+            PERFORM "${schema}".cron_next_run(p_cron, p_time_zone, statement_timestamp());
+        EXCEPTION WHEN SQLSTATE 'QU001' THEN
+            GET STACKED DIAGNOSTICS v_text = MESSAGE_TEXT;
+            RAISE EXCEPTION USING ERRCODE = 'QU001', MESSAGE = replace(v_text, 'p_expression', 'p_cron'),
+                COLUMN = 'p_cron';
+        END;
+    END IF;
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    PERFORM "${schema}"._check_engine_payloads('p_payload', ARRAY[p_payload]);
+    BEGIN
+        v_headers := p_headers::jsonb;
+    EXCEPTION WHEN data_exception THEN
+        PERFORM "${schema}"._invalid('p_headers', "${schema}"._shown(p_headers),
+            'a JSON object of header names to strings');
+    END;
+    -- two more are added to each message fired (queue-schedule, queue-due-at)
+    PERFORM "${schema}"._check_headers('p_headers', v_headers, 30);
+    PERFORM "${schema}"._check_range('p_priority', p_priority, 0, 9, '0 (first) to 9 (last)');
+    PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    IF p_start_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_start_at', p_start_at);
+    END IF;
+    IF p_end_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_end_at', p_end_at);
+    END IF;
+    IF p_start_at IS NOT NULL AND p_end_at IS NOT NULL AND p_end_at <= p_start_at THEN
+        PERFORM "${schema}"._invalid('p_end_at', p_end_at::text, 'an instant after p_start_at ' || p_start_at);
+    END IF;
+    IF p_missed_policy IS NULL OR p_missed_policy NOT IN ('FIRE_ONCE', 'SKIP', 'FIRE_EACH') THEN
+        PERFORM "${schema}"._invalid('p_missed_policy', "${schema}"._shown(p_missed_policy),
+            'FIRE_ONCE, SKIP or FIRE_EACH');
+    END IF;
+    PERFORM "${schema}"._check_range('p_missed_bound', p_missed_bound, 1, 1000, '1 to 1000');
+    PERFORM "${schema}"._check_range('p_missed_grace_micros', p_missed_grace_micros, 0, 31536000000000,
+                                     '0 to 31536000000000 microseconds (365 days)');
+    IF p_next_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_next_run_at', p_next_run_at);
+    END IF;
+    PERFORM "${schema}"._check_instant('p_updated_at', p_updated_at);
+END
+$$;
+
+
 CREATE OR REPLACE FUNCTION "${schema}".engine_schedule_insert(
     p_namespace text, p_name text, p_cron text, p_interval_micros bigint, p_time_zone text, p_topic text,
     p_payload text, p_headers text, p_priority integer, p_max_attempts integer, p_start_at timestamptz,
@@ -425,10 +509,19 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_schedule(p_name, p_cron, p_interval_micros, p_time_zone, p_topic, p_payload,
+        p_headers, p_priority, p_max_attempts, p_start_at, p_end_at, p_missed_policy, p_missed_bound,
+        p_missed_grace_micros, p_next_run_at, p_updated_at);
+    IF p_last_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_last_run_at', p_last_run_at);
+    END IF;
+    PERFORM "${schema}"._check_instant('p_created_at', p_created_at);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN "${schema}"._engine_schedule_insert(p_namespace, p_name, p_cron, p_interval_micros, p_time_zone, p_topic,
         p_payload, p_headers, p_priority, p_max_attempts, p_start_at, p_end_at, p_missed_policy, p_missed_bound,
-        p_missed_grace_micros, p_paused, p_next_run_at, p_last_run_at, p_created_at, p_updated_at, p_actor);
+        p_missed_grace_micros, coalesce(p_paused, false), p_next_run_at, p_last_run_at, p_created_at, p_updated_at,
+        p_actor);
 END
 $$;
 
@@ -443,7 +536,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_schedule(p_name, p_cron, p_interval_micros, p_time_zone, p_topic, p_payload,
+        p_headers, p_priority, p_max_attempts, p_start_at, p_end_at, p_missed_policy, p_missed_bound,
+        p_missed_grace_micros, p_next_run_at, p_updated_at);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
+    -- p_paused NULL keeps the schedule's pause
     RETURN "${schema}"._engine_schedule_replace(p_namespace, p_name, p_cron, p_interval_micros, p_time_zone, p_topic,
         p_payload, p_headers, p_priority, p_max_attempts, p_start_at, p_end_at, p_missed_policy, p_missed_bound,
         p_missed_grace_micros, p_paused, p_next_run_at, p_updated_at, p_actor);
@@ -458,7 +556,16 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    IF p_paused IS NULL THEN
+        PERFORM "${schema}"._invalid('p_paused', 'null', 'true (pause) or false (resume)');
+    END IF;
+    IF p_next_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_next_run_at', p_next_run_at);
+    END IF;
+    PERFORM "${schema}"._check_instant('p_updated_at', p_updated_at);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN "${schema}"._engine_schedule_pause(p_namespace, p_name, p_paused, p_next_run_at, p_updated_at, p_actor);
 END
 $$;
@@ -469,7 +576,8 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_name', p_name);
     RETURN "${schema}"._engine_schedule_delete(p_namespace, p_name);
 END
 $$;
@@ -481,7 +589,10 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    IF p_name IS NOT NULL THEN
+        PERFORM "${schema}"._check_name('p_name', p_name);
+    END IF;
     RETURN QUERY SELECT * FROM "${schema}"._engine_schedules(p_namespace, p_name);
 END
 $$;
@@ -492,9 +603,12 @@ RETURNS SETOF "${schema}".schedules
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
+DECLARE
+    v_namespace text := "${schema}"._check_gate_namespace(p_namespace, true);
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_lock_due_schedules(p_namespace, p_limit, p_now);
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
+    PERFORM "${schema}"._check_engine_now(p_now);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_lock_due_schedules(v_namespace, p_limit, p_now);
 END
 $$;
 
@@ -506,7 +620,14 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_name', p_name);
+    IF p_next_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_next_run_at', p_next_run_at);
+    END IF;
+    IF p_last_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_last_run_at', p_last_run_at);
+    END IF;
     RETURN "${schema}"._engine_schedule_ran(p_namespace, p_name, p_next_run_at, p_last_run_at);
 END
 $$;
@@ -517,8 +638,7 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
-    RETURN "${schema}"._engine_next_schedule_run(p_namespace);
+    RETURN "${schema}"._engine_next_schedule_run("${schema}"._check_gate_namespace(p_namespace, true));
 END
 $$;
 

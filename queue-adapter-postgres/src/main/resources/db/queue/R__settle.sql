@@ -12,7 +12,7 @@
 -- sub-select, (SELECT p_ids), so that the generic and custom plans cost the same. Every statement is an index probe
 -- whatever its arguments, so nothing is lost by planning once. For psql users: ack, ack_batch, nack, fail,
 -- extend_visibility, snooze and cancel. For the Java adapter: the _engine_ functions here, called directly by trusted
--- logins, else through their engine_ gates, which check the caller's namespace first.
+-- logins, else through their engine_ gates, which check the caller's namespace and every argument first.
 
 
 -- The running message p_id of the namespace, locked: under that lease token when one is given (the Java guard),
@@ -148,7 +148,7 @@ BEGIN
                    d.unique_key, d.worker, d.published_at, coalesce(p_now, statement_timestamp()), d.published_by,
                    d.attempt_started_at, d.ordering_key
             FROM done d
-            WHERE coalesce(p_archive, ("${schema}".get_queue_policy(d.namespace, d.topic)).archive_completed)
+            WHERE coalesce(p_archive, ("${schema}"._queue_policy(d.namespace, d.topic)).archive_completed)
         ),
         counted AS (
             INSERT INTO "${schema}".completed_counters AS c (namespace, topic, shard, completed)
@@ -462,6 +462,32 @@ END
 $$;
 
 
+-- The leases of an engine_ settle gate: ids and their lease tokens, parallel arrays of 1 to 10,000 elements, none
+-- NULL. A settle advances the ordering key of each keyed message it settles under an advisory lock per key: a call
+-- of more than 1000 leases is refused when its messages hold more than 1000 keys (one probe of the primary key per
+-- id, only then). The Java queue settles at most 500 a call.
+CREATE OR REPLACE FUNCTION "${schema}"._check_engine_leases(p_namespace text, p_ids bigint[], p_tokens bigint[])
+RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_keys bigint;
+BEGIN
+    PERFORM "${schema}"._check_array('p_ids', p_ids, 1, 10000);
+    PERFORM "${schema}"._check_array('p_tokens', p_tokens, cardinality(p_ids), cardinality(p_ids));
+    IF cardinality(p_ids) > 1000 THEN
+        SELECT count(*) INTO v_keys
+        FROM (SELECT DISTINCT m.topic, m.ordering_key
+              FROM "${schema}".messages m
+              WHERE m.id = ANY (p_ids) AND m.namespace = p_namespace AND m.ordering_key IS NOT NULL) k;
+        IF v_keys > 1000 THEN
+            PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids of messages with ' || v_keys
+                || ' ordering keys', 'at most 1000 ordering keys a call (each takes a lock): fewer ids');
+        END IF;
+    END IF;
+END
+$$;
+
+
 CREATE OR REPLACE FUNCTION "${schema}".engine_complete(
     p_namespace text, p_ids bigint[], p_tokens bigint[], p_archive boolean, p_now timestamptz, p_async boolean)
 RETURNS SETOF bigint
@@ -469,8 +495,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_complete(p_namespace, p_ids, p_tokens, p_archive, p_now, p_async);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    PERFORM "${schema}"._check_engine_now(p_now);
+    -- p_archive NULL: by each queue's policy
+    RETURN QUERY SELECT * FROM "${schema}"._engine_complete(p_namespace, p_ids, p_tokens, p_archive, p_now,
+                                                            coalesce(p_async, false));
 END
 $$;
 
@@ -483,9 +513,15 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_retry(p_namespace, p_ids, p_tokens, p_delay_micros, p_error, p_now,
-        p_notify);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    -- a backoff's cap of 365 days, spread by a jitter of up to 1: twice that
+    PERFORM "${schema}"._check_range('p_delay_micros', p_delay_micros, 0, 63072000000000,
+                                     '0 to 63072000000000 microseconds (730 days)');
+    PERFORM "${schema}"._check_engine_now(p_now);
+    -- an error text is kept, not refused: a blank one says so, a long one is cut
+    RETURN QUERY SELECT * FROM "${schema}"._engine_retry(p_namespace, p_ids, p_tokens, p_delay_micros,
+        "${schema}"._error_text(p_error), p_now, coalesce(p_notify, false));
 END
 $$;
 
@@ -497,8 +533,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_bury(p_namespace, p_ids, p_tokens, p_error, p_now, p_failed_by);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_failed_by', p_failed_by);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_bury(p_namespace, p_ids, p_tokens, "${schema}"._error_text(p_error),
+                                                        p_now, p_failed_by);
 END
 $$;
 
@@ -510,7 +550,11 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    PERFORM "${schema}"._check_range('p_lease_micros', p_lease_micros, 1000000, 86400000000,
+                                     '1000000 to 86400000000 microseconds (1 s to 24 h)');
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN QUERY SELECT * FROM "${schema}"._engine_extend(p_namespace, p_ids, p_tokens, p_lease_micros, p_now);
 END
 $$;
@@ -523,8 +567,9 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
-    RETURN QUERY SELECT * FROM "${schema}"._engine_release(p_namespace, p_ids, p_tokens, p_notify);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_release(p_namespace, p_ids, p_tokens, coalesce(p_notify, false));
 END
 $$;
 
@@ -537,9 +582,18 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_leases(p_namespace, p_ids, p_tokens);
+    -- p_run_at wins, and a time in the past means now
+    IF p_run_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_run_at', p_run_at);
+    ELSIF p_delay_micros IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_delay_micros', p_delay_micros, 0, 31536000000000,
+                                         '0 to 31536000000000 microseconds (365 days)');
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN QUERY SELECT * FROM "${schema}"._engine_snooze(p_namespace, p_ids, p_tokens, p_delay_micros, p_run_at,
-        p_now, p_notify);
+        p_now, coalesce(p_notify, false));
 END
 $$;
 
@@ -550,7 +604,12 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_namespace(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    IF p_id IS NULL THEN
+        PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
+    END IF;
+    PERFORM "${schema}"._check_engine_now(p_now);
+    PERFORM "${schema}"._check_engine_actor('p_actor', p_actor);
     RETURN "${schema}"._engine_cancel(p_namespace, p_id, p_now, p_actor);
 END
 $$;

@@ -85,7 +85,8 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_access(p_namespace);
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN QUERY SELECT * FROM "${schema}"._engine_stats(p_namespace, p_now);
 END
 $$;
@@ -176,7 +177,8 @@ END
 $$;
 
 
--- The gate of _engine_record_rates, as every engine_ gate: the namespaces of the counts must be the login's.
+-- The gate of _engine_record_rates, as every engine_ gate: the namespaces of the counts must be the login's. At most
+-- 10,000 counts a call (the Java queue splits a larger flush), none NULL, each 0 to 10^12.
 CREATE OR REPLACE FUNCTION "${schema}".engine_record_rates(p_namespaces text[], p_topics text[], p_published bigint[],
                                                            p_now timestamptz)
 RETURNS integer
@@ -184,7 +186,13 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_array('p_namespaces', p_namespaces, 0, 10000);
     PERFORM "${schema}"._check_engine_namespaces(p_namespaces);
+    PERFORM "${schema}"._check_array('p_topics', p_topics, cardinality(p_namespaces), cardinality(p_namespaces));
+    PERFORM "${schema}"._check_names('p_topics', p_topics);
+    PERFORM "${schema}"._check_array('p_published', p_published, cardinality(p_namespaces), cardinality(p_namespaces));
+    PERFORM "${schema}"._check_ranges('p_published', p_published, 0, 1000000000000, '0 to 1000000000000');
+    PERFORM "${schema}"._check_engine_now(p_now);
     RETURN "${schema}"._engine_record_rates(p_namespaces, p_topics, p_published, p_now);
 END
 $$;

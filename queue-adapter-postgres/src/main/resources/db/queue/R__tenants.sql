@@ -7,10 +7,10 @@
 -- Two layers enforce it: row-level security, forced on every table and with policies for the queue's own roles only
 -- (so a login given table privileges by mistake still reaches no row), and a check of the namespace argument first in
 -- every function (QU005). Public functions serve psql users. The trusted Java adapter calls the _engine_ functions
--- directly, and a tenant's login reaches them through the engine_ gates, which check the namespaces given
--- (_check_access, _check_engine_namespace, _check_engine_namespaces) and run as the owner, under the forced
--- row-level security. The internal functions refuse any other caller (_check_engine_caller), whatever EXECUTE it was
--- given. setup_roles() creates the roles: without them the connecting role owns the schema.
+-- directly, and a tenant's login reaches them through the engine_ gates, which check the namespaces given as the
+-- public functions do (_check_gate_namespace, _check_engine_namespaces), then every other argument, and run as the
+-- owner, under the forced row-level security. The internal functions refuse any other caller (_check_engine_caller),
+-- whatever EXECUTE it was given. setup_roles() creates the roles: without them the connecting role owns the schema.
 -- _secure_schema() applies grants, ownership and row-level security policies generically after every migration,
 -- while each public function declares SECURITY DEFINER and its search_path in its own CREATE.
 
@@ -162,30 +162,52 @@ END
 $$;
 
 
--- Raises QU005 unless the login may use every namespace of the array (trusted logins skip the loop).
+-- The namespaces of an array argument of an engine_ gate (engine_publish, engine_record_rates), each checked as
+-- _check_namespace checks one: QU002 when it differs from the session's tenant, QU001 when it is not a name, QU005
+-- when the login may not use it. One pass per rule over the array, which holds up to 10,000 elements, and the first
+-- offender is named by its position. The array's shape is checked before (_check_array).
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_namespaces(p_namespaces text[]) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
+    v_tenant    text := "${schema}".current_tenant();
+    v_granted   text[];
     v_namespace text;
 BEGIN
-    IF "${schema}".is_trusted() THEN
-        RETURN;
+    IF v_tenant IS NOT NULL THEN
+        SELECT u.n INTO v_namespace FROM unnest(p_namespaces) AS u(n) WHERE u.n IS DISTINCT FROM v_tenant LIMIT 1;
+        IF FOUND THEN
+            PERFORM "${schema}"._check_namespace(v_namespace);
+        END IF;
     END IF;
-    FOR v_namespace IN SELECT DISTINCT n FROM unnest(p_namespaces) AS n LOOP
-        PERFORM "${schema}"._check_access(v_namespace);
-    END LOOP;
+    PERFORM "${schema}"._check_names('p_namespaces', p_namespaces);
+    IF NOT "${schema}".is_trusted() THEN
+        v_granted := "${schema}".granted_namespaces();
+        SELECT u.n INTO v_namespace FROM unnest(p_namespaces) AS u(n) WHERE NOT (u.n = ANY (v_granted)) LIMIT 1;
+        IF FOUND THEN
+            PERFORM "${schema}"._check_access(v_namespace);
+        END IF;
+    END IF;
 END
 $$;
 
 
--- Raises QU005 unless the login may use the namespace. NULL (every namespace) passes: row-level security then
--- narrows the statement to the granted ones.
-CREATE OR REPLACE FUNCTION "${schema}"._check_engine_namespace(p_namespace text) RETURNS void
+-- The namespace argument of an engine_ gate, checked as _check_namespace checks a public function's (QU002, QU001,
+-- QU005), and returned as the gate passes it on. With p_every_namespace (the rescue, the schedule ticker's lock and
+-- next run) NULL stands for every namespace: with a tenant set for the session that is the tenant's, checked the
+-- same way, else NULL stays, and row-level security narrows the statement to the namespaces granted to the login.
+CREATE OR REPLACE FUNCTION "${schema}"._check_gate_namespace(p_namespace text, p_every_namespace boolean) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_namespace text := p_namespace;
 BEGIN
-    IF p_namespace IS NOT NULL THEN
-        PERFORM "${schema}"._check_access(p_namespace);
+    IF v_namespace IS NULL AND p_every_namespace THEN
+        v_namespace := "${schema}".current_tenant();
+        IF v_namespace IS NULL THEN
+            RETURN NULL;
+        END IF;
     END IF;
+    PERFORM "${schema}"._check_namespace(v_namespace);
+    RETURN v_namespace;
 END
 $$;
 
@@ -246,6 +268,10 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+
+-- Replaced by _check_gate_namespace, which also refuses NULL where it does not mean every namespace.
+DROP FUNCTION IF EXISTS "${schema}"._check_engine_namespace(text);
 
 
 -- Lets the role (and every role that is a member of it) use the namespace. Makes the role a member of

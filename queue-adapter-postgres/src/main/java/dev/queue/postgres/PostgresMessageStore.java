@@ -73,9 +73,12 @@ import java.util.TreeMap;
  */
 final class PostgresMessageStore implements MessageStore {
 
-    /** Instants beyond what timestamptz and a long of microseconds hold are clamped to these (years 0001..9999). */
-    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999999Z");
+    /**
+     * Instants outside the range the engine's gates accept (1970 to 9999, docs/sql.md) are clamped to it: the input
+     * rules refuse such due times before they get here, and a snooze until a time in the past means now anyway.
+     */
+    private static final Instant EARLIEST = Instant.EPOCH;
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
     private final SqlSessionFactory sessions;
     private final Sessions runner;

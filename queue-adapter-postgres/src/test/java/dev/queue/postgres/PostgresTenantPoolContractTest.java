@@ -6,18 +6,21 @@ import dev.queue.testkit.contract.FlowControlContract;
 import dev.queue.testkit.contract.LeaseContract;
 import dev.queue.testkit.contract.LimitsContract;
 import dev.queue.testkit.contract.OrderingKeyContract;
+import dev.queue.testkit.contract.PublishContract;
 import dev.queue.testkit.contract.RetryAndBackoffContract;
+import dev.queue.testkit.contract.ScheduleContract;
+import dev.queue.testkit.contract.ScheduleRuntimeContract;
 import dev.queue.testkit.contract.SubscriberRuntimeContract;
 import org.junit.jupiter.api.Nested;
 
 import java.util.List;
 
 /**
- * A slice of the contract (the areas that lease, retry, dead-letter, redrive, pause, cancel, snooze, limit, order by
- * key and run subscribers with their listener, heartbeat and rescue) on a queue whose pool logs in as a tenant's
- * role, granted the namespaces the contract uses, with the migrations on the superuser's DataSource: the queue
- * reaches the engine through the gates of migration 13, under row-level security, and behaves as over the owner's
- * pool.
+ * A slice of the contract (the areas that publish, lease, retry, dead-letter, redrive, pause, cancel, snooze, limit,
+ * order by key, keep and fire schedules and run subscribers with their listener, heartbeat and rescue: every value the
+ * queue sends passes the gates' checks) on a queue whose pool logs in as a tenant's role, granted the namespaces the
+ * contract uses, with the migrations on the superuser's DataSource: the queue reaches the engine through the gates of
+ * migration 13, under row-level security, and behaves as over the owner's pool.
  */
 class PostgresTenantPoolContractTest {
 
@@ -84,6 +87,30 @@ class PostgresTenantPoolContractTest {
 
     @Nested
     class Limits extends LimitsContract {
+        @Override
+        protected QueueFactory factory() {
+            return tenantPoolFactory();
+        }
+    }
+
+    @Nested
+    class Publish extends PublishContract {
+        @Override
+        protected QueueFactory factory() {
+            return tenantPoolFactory();
+        }
+    }
+
+    @Nested
+    class Schedules extends ScheduleContract {
+        @Override
+        protected QueueFactory factory() {
+            return tenantPoolFactory();
+        }
+    }
+
+    @Nested
+    class ScheduleRuntime extends ScheduleRuntimeContract {
         @Override
         protected QueueFactory factory() {
             return tenantPoolFactory();

@@ -269,8 +269,10 @@ class SqlHostileTenantTest {
             assertThat(SqlTestDatabase.rows(connection, "SELECT * FROM queue.tick_schedules()")).isEmpty();
             assertThat(SqlTestDatabase.rows(connection, "SELECT queue.delete_queue_policy('*', 'email') AS r"))
                     .extracting(r -> r.get("r")).containsExactly(false);
-            assertThat(SqlTestDatabase.rows(connection, "SELECT max_attempts FROM queue.get_queue_policy('globex', 'email')"))
-                    .extracting(r -> r.get("max_attempts")).containsExactly(20);
+            // another namespace's policy is refused like its messages (issue 45), not answered with the defaults
+            PSQLException refused = catchThrowableOfType(() -> SqlTestDatabase.rows(connection,
+                    "SELECT max_attempts FROM queue.get_queue_policy('globex', 'email')"), PSQLException.class);
+            assertThat(refused.getSQLState()).isEqualTo("QU005");
             assertThat(SqlTestDatabase.rows(connection, "SELECT queue.is_trusted() AS t, queue.granted_namespaces() AS g"))
                     .extracting(r -> r.get("t") + " " + r.get("g")).containsExactly("false {acme}");
             assertThat(SqlTestDatabase.rows(connection, "SELECT queue.may_use('globex') AS r")).extracting(r -> r.get("r")).containsExactly(false);
