@@ -413,8 +413,9 @@ DECLARE
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
     IF p_queues IS NULL OR cardinality(p_queues) = 0 OR cardinality(p_queues) > 64 THEN
-        PERFORM "${schema}"._invalid('p_queues', coalesce(p_queues::text, 'null'), '1 to 64 queues');
+        PERFORM "${schema}"._invalid('p_queues', "${schema}"._shown(p_queues::text), '1 to 64 queues');
     END IF;
+    PERFORM "${schema}"._check_array('p_queues', p_queues, 1, 64);
     FOREACH v_queue IN ARRAY p_queues LOOP
         PERFORM "${schema}"._check_name('p_queue', v_queue);
         IF v_queue = ANY (v_seen) THEN
@@ -467,7 +468,8 @@ SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
     PERFORM "${schema}"._check_name('p_queue', p_queue);
-    RETURN QUERY SELECT * FROM "${schema}"._claim(p_namespace, ARRAY[p_queue], p_worker_id, p_visibility_timeout, p_limit);
+    RETURN QUERY SELECT * FROM "${schema}"._claim(p_namespace, ARRAY[p_queue], p_worker_id, p_visibility_timeout,
+                                                  coalesce(p_limit, 10));
 END
 $$;
 
@@ -480,7 +482,7 @@ RETURNS TABLE (id bigint, queue text, payload json, headers jsonb, priority inte
 LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
-    SELECT * FROM "${schema}"._claim(p_namespace, p_queues, p_worker_id, p_visibility_timeout, p_limit)
+    SELECT * FROM "${schema}"._claim(p_namespace, p_queues, p_worker_id, p_visibility_timeout, coalesce(p_limit, 1))
 $$;
 
 

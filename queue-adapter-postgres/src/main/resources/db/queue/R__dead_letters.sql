@@ -28,6 +28,9 @@ BEGIN
     IF p_ids IS NOT NULL AND (cardinality(p_ids) > 10000 OR array_position(p_ids, NULL) IS NOT NULL) THEN
         PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids', 'at most 10000 message ids, none null');
     END IF;
+    IF p_ids IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000);
+    END IF;
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
 END
 $$;
@@ -258,6 +261,7 @@ BEGIN
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    p_limit := coalesce(p_limit, 50);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY
     SELECT d.id, d.topic, d.payload, d.headers, d.priority, d.attempts, d.max_attempts, d.unique_key, d.last_error,
@@ -280,6 +284,7 @@ DECLARE
     v_examined integer;
     v_last     bigint;
 BEGIN
+    p_limit := coalesce(p_limit, 1000);
     PERFORM "${schema}"._check_dead_letter_selection(p_namespace, p_queue, p_ids, p_limit);
     SELECT r.redriven, r.examined, r.last_id INTO v_moved, v_examined, v_last
     FROM "${schema}"._engine_redrive(p_namespace, p_queue, p_ids, p_after_id, p_limit, NULL,
@@ -303,6 +308,7 @@ AS $$
 DECLARE
     v_purged bigint[];
 BEGIN
+    p_limit := coalesce(p_limit, 1000);
     PERFORM "${schema}"._check_dead_letter_selection(p_namespace, p_queue, p_ids, p_limit);
     v_purged := ARRAY(SELECT p FROM "${schema}"._engine_purge(p_namespace, p_queue, p_ids, p_limit) p ORDER BY p);
     IF cardinality(v_purged) > 0 THEN

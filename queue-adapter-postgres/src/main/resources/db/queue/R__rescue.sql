@@ -109,6 +109,7 @@ BEGIN
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
+    p_limit := coalesce(p_limit, 1000);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
     RETURN QUERY SELECT r.requeued, r.dead_lettered
                  FROM "${schema}"._engine_rescue(p_namespace, p_limit, NULL, "${schema}"._notify_wanted(NULL), NULL) r;

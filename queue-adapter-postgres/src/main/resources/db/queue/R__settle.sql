@@ -573,9 +573,14 @@ BEGIN
         PERFORM "${schema}"._invalid('p_ids', coalesce(cardinality(p_ids) || ' ids', 'null'),
             'an array of at most 10000 message ids, none null');
     END IF;
-    IF p_lease_tokens IS NOT NULL AND cardinality(p_lease_tokens) <> cardinality(p_ids) THEN
-        PERFORM "${schema}"._invalid('p_lease_tokens', cardinality(p_lease_tokens) || ' tokens',
-            'one lease token per id: ' || cardinality(p_ids));
+    PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000);
+    IF p_lease_tokens IS NOT NULL THEN
+        -- a NULL token acknowledges whoever holds that message, as ack without a token does
+        PERFORM "${schema}"._check_array('p_lease_tokens', p_lease_tokens, 0, 10000, true);
+        IF cardinality(p_lease_tokens) <> cardinality(p_ids) THEN
+            PERFORM "${schema}"._invalid('p_lease_tokens', cardinality(p_lease_tokens) || ' tokens',
+                'one lease token per id: ' || cardinality(p_ids));
+        END IF;
     END IF;
     RETURN QUERY
     WITH done AS MATERIALIZED (SELECT c AS id FROM "${schema}"._complete(p_namespace, p_ids, p_lease_tokens) c)
