@@ -76,9 +76,36 @@ CREATE OR REPLACE FUNCTION "${schema}"._check_interval(p_argument text, p_value 
                                                        p_expected text)
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-    IF p_value IS NULL OR "${schema}"._micros(p_value) < "${schema}"._micros(p_min)
-            OR "${schema}"._micros(p_value) > "${schema}"._micros(p_max) THEN
+    -- compared as numeric seconds: an interval of millions of years overflows bigint microseconds
+    IF p_value IS NULL OR extract(epoch FROM p_value) < extract(epoch FROM p_min)
+            OR extract(epoch FROM p_value) > extract(epoch FROM p_max) THEN
         PERFORM "${schema}"._invalid(p_argument, coalesce(p_value::text, 'null'), p_expected);
+    END IF;
+END
+$$;
+
+
+-- An array argument: one dimension (PostgreSQL also accepts '{{1,2},{3,4}}' for a bigint[]), p_min to p_max
+-- elements, and no NULL element unless p_nulls. A NULL array is refused here: callers map an optional NULL to its
+-- default first.
+CREATE OR REPLACE FUNCTION "${schema}"._check_array(p_argument text, p_value anyarray, p_min integer, p_max integer,
+                                                    p_nulls boolean DEFAULT false)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_value IS NULL THEN
+        PERFORM "${schema}"._invalid(p_argument, 'null', 'an array of ' || p_min || ' to ' || p_max || ' elements');
+    END IF;
+    IF array_ndims(p_value) > 1 THEN
+        PERFORM "${schema}"._invalid(p_argument, array_ndims(p_value) || '-dimensional array',
+            'a one-dimensional array');
+    END IF;
+    IF cardinality(p_value) < p_min OR cardinality(p_value) > p_max THEN
+        PERFORM "${schema}"._invalid(p_argument, cardinality(p_value) || ' elements',
+            p_min || ' to ' || p_max || ' elements');
+    END IF;
+    IF NOT p_nulls AND array_position(p_value, NULL) IS NOT NULL THEN
+        PERFORM "${schema}"._invalid(p_argument, 'NULL at position ' || array_position(p_value, NULL),
+            'no NULL element');
     END IF;
 END
 $$;

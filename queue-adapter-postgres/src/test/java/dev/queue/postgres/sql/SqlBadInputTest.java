@@ -46,6 +46,11 @@ class SqlBadInputTest {
             SELECT queue.push('acme', 'email', '"a\\u0000b"')                         | QU004 | without a \\u0000 escape
             SELECT queue.push('acme', 'email', '{}', p_delay := '-1 second')          | QU001 | invalid p_delay: expected 0 to 365 days, got: -00:00:01
             SELECT queue.push('acme', 'email', '{}', p_delay := '366 days')           | QU001 | invalid p_delay: expected 0 to 365 days, got: 366 days
+            SELECT queue.push('acme', 'email', '{}', p_delay := '178000000 years')    | QU001 | invalid p_delay: expected 0 to 365 days, got: 178000000 years
+            SELECT queue._check_array('p_ids', '{{1,2},{3,4}}'::bigint[], 0, 10)       | QU001 | invalid p_ids: expected a one-dimensional array, got: 2-dimensional array
+            SELECT queue._check_array('p_ids', ARRAY[1, NULL]::bigint[], 0, 10)        | QU001 | invalid p_ids: expected no NULL element, got: NULL at position 2
+            SELECT queue._check_array('p_ids', array_fill(1::bigint, ARRAY[11]), 0, 10) | QU001 | invalid p_ids: expected 0 to 10 elements, got: 11 elements
+            SELECT queue._check_array('p_ids', NULL::bigint[], 0, 10)                  | QU001 | invalid p_ids: expected an array of 0 to 10 elements, got: null
             SELECT queue.push('acme', 'email', '{}', p_run_at := '1969-12-31 00:00Z') | QU001 | invalid p_run_at: expected an instant between 1970 and 9999
             SELECT queue.push('acme', 'email', '{}', p_priority := 10)                | QU001 | invalid p_priority: expected 0 (first) to 9 (last), got: 10
             SELECT queue.push('acme', 'email', '{}', p_priority := -1)                | QU001 | got: -1
