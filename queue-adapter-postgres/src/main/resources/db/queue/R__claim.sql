@@ -415,7 +415,11 @@ BEGIN
     IF p_queues IS NULL OR cardinality(p_queues) = 0 OR cardinality(p_queues) > 64 THEN
         PERFORM "${schema}"._invalid('p_queues', "${schema}"._shown(p_queues::text), '1 to 64 queues');
     END IF;
-    PERFORM "${schema}"._check_array('p_queues', p_queues, 1, 64);
+    -- the size and the names are checked here and below, for each pull: only the rare array of more dimensions
+    -- costs the call that names its problem
+    IF array_ndims(p_queues) > 1 THEN
+        PERFORM "${schema}"._check_array('p_queues', p_queues, 1, 64);
+    END IF;
     FOREACH v_queue IN ARRAY p_queues LOOP
         PERFORM "${schema}"._check_name('p_queue', v_queue);
         IF v_queue = ANY (v_seen) THEN

@@ -25,11 +25,12 @@ BEGIN
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    IF p_ids IS NOT NULL THEN
+        -- one dimension first: array_position cannot search more
+        PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000, true);
+    END IF;
     IF p_ids IS NOT NULL AND (cardinality(p_ids) > 10000 OR array_position(p_ids, NULL) IS NOT NULL) THEN
         PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids', 'at most 10000 message ids, none null');
-    END IF;
-    IF p_ids IS NOT NULL THEN
-        PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000);
     END IF;
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
 END

@@ -569,11 +569,12 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
+    -- one dimension first: array_position cannot search more
+    PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000, true);
     IF p_ids IS NULL OR cardinality(p_ids) > 10000 OR array_position(p_ids, NULL) IS NOT NULL THEN
         PERFORM "${schema}"._invalid('p_ids', coalesce(cardinality(p_ids) || ' ids', 'null'),
             'an array of at most 10000 message ids, none null');
     END IF;
-    PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000);
     IF p_lease_tokens IS NOT NULL THEN
         -- a NULL token acknowledges whoever holds that message, as ack without a token does
         PERFORM "${schema}"._check_array('p_lease_tokens', p_lease_tokens, 0, 10000, true);
