@@ -110,7 +110,8 @@ BEGIN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
     p_limit := coalesce(p_limit, 1000);
-    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
+    -- each rescued message with an ordering key locks its key: at most 1000 locks per call
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY SELECT r.requeued, r.dead_lettered
                  FROM "${schema}"._engine_rescue(p_namespace, p_limit, NULL, "${schema}"._notify_wanted(NULL), NULL) r;
 END

@@ -567,6 +567,8 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    v_keys bigint;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
     -- one dimension first: array_position cannot search more
@@ -581,6 +583,16 @@ BEGIN
         IF cardinality(p_lease_tokens) <> cardinality(p_ids) THEN
             PERFORM "${schema}"._invalid('p_lease_tokens', cardinality(p_lease_tokens) || ' tokens',
                 'one lease token per id: ' || cardinality(p_ids));
+        END IF;
+    END IF;
+    -- each message completed with an ordering key locks its key: at most 1000 locks per call
+    IF cardinality(p_ids) > 1000 THEN
+        v_keys := (SELECT count(DISTINCT (m.topic, m.ordering_key)) FROM "${schema}".messages m
+                   WHERE m.id = ANY (p_ids) AND m.namespace = p_namespace AND m.state = 'running'
+                     AND m.ordering_key IS NOT NULL);
+        IF v_keys > 1000 THEN
+            PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids of messages with ' || v_keys
+                || ' ordering keys', 'messages with at most 1000 distinct ordering keys per call');
         END IF;
     END IF;
     RETURN QUERY

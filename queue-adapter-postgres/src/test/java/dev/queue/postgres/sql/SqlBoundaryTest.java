@@ -104,6 +104,8 @@ class SqlBoundaryTest {
             SELECT * FROM queue.push_batch('acme', 'email', array_fill('{}'::json, ARRAY[1001]), p_ordering_keys := (SELECT array_agg('k' || i) FROM generate_series(1, 1001) i)) | p_ordering_keys
             SELECT * FROM queue.push_batch('acme', 'email', ARRAY['{}', '{}']::json[], p_ordering_keys := ARRAY['a', E'b\\nc']) | p_ordering_keys[2]
             SELECT queue.cron_next_run('0 9 * * *', 'UTC', 'infinity')                                          | p_after
+            SELECT queue.cron_next_run(repeat('1,', 600) || '1 9 * * *', 'UTC', now())                         | p_expression
+            SELECT * FROM queue.rescue_expired('acme', 1001)                                                    | p_limit
             SELECT queue.cron_next_run('0 9 * * *', 'UTC', '-infinity')                                         | p_after
             SELECT queue.cron_next_run('0 9 * * *', 'UTC', '294276-12-31 00:00:00+00')                          | p_after
             SELECT queue.worker_heartbeat('p', 'h', 1, now(), p_subscriptions := '[{"namespace": "acme", "topics": ["work"], "worker": "x", "concurrency": -5, "in_flight": -9}]') | p_subscriptions[1].concurrency
@@ -166,6 +168,39 @@ class SqlBoundaryTest {
                 + "'[{\"namespace\": \"acme\", \"topics\": [\"work\"], \"worker\": \"x\", \"concurrency\": -5, \"in_flight\": -9}]')");
 
         assertThat(db.count("SELECT count(*) FROM queue.workers WHERE id = 'bad-beat'")).isZero();
+    }
+
+    @Test
+    void aCallTakesTheLocksOfAtMostAThousandOrderingKeys() {
+        String ns = "lockbound";
+        for (String prefix : List.of("a", "b")) {
+            db.rows("SELECT * FROM queue.push_batch(?, 'keyed', array_fill('{}'::json, ARRAY[550]), p_max_attempts := 1, "
+                    + "p_ordering_keys := (SELECT array_agg(? || i) FROM generate_series(1, 550) i))", ns, prefix);
+        }
+        db.rows("SELECT * FROM queue.pull_batch(?, 'keyed', 1000)", ns);
+        db.rows("SELECT * FROM queue.pull_batch(?, 'keyed', 1000)", ns);
+        String running = "(SELECT array_agg(m.id) FROM queue.messages m WHERE m.namespace = 'lockbound')";
+        Map<String, String> before = everything();
+
+        PSQLException ack = db.error("SELECT * FROM queue.ack_batch('lockbound', " + running + ")");
+
+        assertThat(ack.getSQLState()).isEqualTo("QU001");
+        assertThat(ack.getServerErrorMessage().getColumn()).isEqualTo("p_ids");
+        assertThat(ack.getServerErrorMessage().getMessage()).contains("1100 ordering keys");
+        assertThat(everything()).isEqualTo(before);
+
+        db.rows("SELECT queue.fail('lockbound', m.id) FROM queue.messages m WHERE m.namespace = 'lockbound'");
+        before = everything();
+        for (String sql : List.of("SELECT * FROM queue.redrive_dead_letters('lockbound', p_limit := 5000)",
+                "SELECT queue.purge_dead_letters('lockbound', 'keyed', p_limit := 1101)")) {
+            PSQLException error = db.error(sql);
+            assertThat(error.getSQLState()).as(sql).isEqualTo("QU001");
+            assertThat(error.getServerErrorMessage().getColumn()).as(sql).isEqualTo("p_limit");
+            assertThat(everything()).as(sql).isEqualTo(before);
+        }
+        assertThat(db.rows("SELECT * FROM queue.redrive_dead_letters('lockbound', p_limit := 1000)")).singleElement()
+                .satisfies(r -> assertThat(r.get("redriven")).isEqualTo(1000));
+        assertThat(db.value("SELECT queue.purge_dead_letters('lockbound', p_limit := 5000)")).isEqualTo(100);
     }
 
     // ------------------------------------------------------------------ an explicit NULL means the default
