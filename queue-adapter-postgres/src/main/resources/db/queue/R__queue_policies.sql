@@ -56,7 +56,7 @@ BEGIN
     IF p_queue IS DISTINCT FROM '*' THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
-    -- each value given, before the row is locked; the base and the cap are checked together below
+    -- each value given, before the row is locked (the base and the cap are checked together below)
     IF p_max_attempts IS NOT NULL THEN
         PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
     END IF;

@@ -261,7 +261,7 @@ BEGIN
         PERFORM "${schema}"._invalid('p_cron_expression', "${schema}"._shown(p_cron_expression),
             'exactly one of p_cron_expression and p_every_interval');
     END IF;
-    -- what can be checked without the schedule's row, before it is locked; _prepare_schedule checks the whole
+    -- what can be checked without the schedule's row, before it is locked (_prepare_schedule checks the whole)
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
