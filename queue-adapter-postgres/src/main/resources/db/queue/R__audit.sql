@@ -116,6 +116,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
+    p_limit := coalesce(p_limit, 100);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY SELECT a.id, a.at, a.actor, a.login, a.action, a.subject, a.ids, a.count
                  FROM "${schema}".audit_log a
@@ -171,6 +172,7 @@ DECLARE
     v_count     integer;
 BEGIN
     PERFORM "${schema}"._check_admin('prune_audit_log');
+    p_limit := coalesce(p_limit, 10000);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 100000, '1 to 100000');
     v_retention := "${schema}".get_audit_retention();
     IF v_retention IS NULL THEN

@@ -470,7 +470,12 @@ BEGIN
     PERFORM "${schema}"._check_engine_caller('_claim');
     PERFORM "${schema}"._check_namespace(p_namespace);
     IF p_queues IS NULL OR cardinality(p_queues) = 0 OR cardinality(p_queues) > 64 THEN
-        PERFORM "${schema}"._invalid('p_queues', coalesce(p_queues::text, 'null'), '1 to 64 queues');
+        PERFORM "${schema}"._invalid('p_queues', "${schema}"._shown(p_queues::text), '1 to 64 queues');
+    END IF;
+    -- the size and the names are checked here and below, for each pull: only the rare array of more dimensions
+    -- costs the call that names its problem
+    IF array_ndims(p_queues) > 1 THEN
+        PERFORM "${schema}"._check_array('p_queues', p_queues, 1, 64);
     END IF;
     FOREACH v_queue IN ARRAY p_queues LOOP
         PERFORM "${schema}"._check_name('p_queue', v_queue);
@@ -524,7 +529,8 @@ SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
     PERFORM "${schema}"._check_name('p_queue', p_queue);
-    RETURN QUERY SELECT * FROM "${schema}"._claim(p_namespace, ARRAY[p_queue], p_worker_id, p_visibility_timeout, p_limit);
+    RETURN QUERY SELECT * FROM "${schema}"._claim(p_namespace, ARRAY[p_queue], p_worker_id, p_visibility_timeout,
+                                                  coalesce(p_limit, 10));
 END
 $$;
 
@@ -537,7 +543,7 @@ RETURNS TABLE (id bigint, queue text, payload json, headers jsonb, priority inte
 LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
-    SELECT * FROM "${schema}"._claim(p_namespace, p_queues, p_worker_id, p_visibility_timeout, p_limit)
+    SELECT * FROM "${schema}"._claim(p_namespace, p_queues, p_worker_id, p_visibility_timeout, coalesce(p_limit, 1))
 $$;
 
 

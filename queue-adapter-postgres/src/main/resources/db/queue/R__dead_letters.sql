@@ -25,10 +25,44 @@ BEGIN
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    IF p_ids IS NOT NULL THEN
+        -- one dimension first: array_position cannot search more
+        PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000, true);
+    END IF;
     IF p_ids IS NOT NULL AND (cardinality(p_ids) > 10000 OR array_position(p_ids, NULL) IS NOT NULL) THEN
         PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids', 'at most 10000 message ids, none null');
     END IF;
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
+END
+$$;
+
+
+-- Raises QU001 when the dead letters a redrive or purge of more than 1000 would take hold more than 1000 ordering
+-- keys: each key takes a lock, and the server's lock table is small. The same selection as the engine's.
+CREATE OR REPLACE FUNCTION "${schema}"._check_dead_letter_keys(p_namespace text, p_queue text, p_ids bigint[],
+                                                               p_after_id bigint, p_limit integer)
+RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_keys bigint;
+BEGIN
+    IF p_limit <= 1000 OR cardinality(p_ids) <= 1000 THEN
+        RETURN;
+    END IF;
+    SELECT count(DISTINCT (d.topic, d.ordering_key)) INTO v_keys
+    FROM (SELECT x.topic, x.ordering_key
+          FROM "${schema}".dead_letters x
+          WHERE x.namespace = p_namespace
+            AND (p_ids IS NULL OR x.id = ANY (p_ids))
+            AND (p_queue IS NULL OR x.topic = p_queue)
+            AND x.id > coalesce(p_after_id, 0)
+          ORDER BY x.id
+          LIMIT p_limit) d
+    WHERE d.ordering_key IS NOT NULL;
+    IF v_keys > 1000 THEN
+        PERFORM "${schema}"._invalid('p_limit', p_limit || ' (dead letters with ' || v_keys || ' ordering keys)',
+            'a limit that takes dead letters of at most 1000 distinct ordering keys per call');
+    END IF;
 END
 $$;
 
@@ -293,6 +327,7 @@ BEGIN
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    p_limit := coalesce(p_limit, 50);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY
     SELECT d.id, d.topic, d.payload, d.headers, d.priority, d.attempts, d.max_attempts, d.unique_key, d.last_error,
@@ -315,7 +350,9 @@ DECLARE
     v_examined integer;
     v_last     bigint;
 BEGIN
+    p_limit := coalesce(p_limit, 1000);
     PERFORM "${schema}"._check_dead_letter_selection(p_namespace, p_queue, p_ids, p_limit);
+    PERFORM "${schema}"._check_dead_letter_keys(p_namespace, p_queue, p_ids, p_after_id, p_limit);
     SELECT r.redriven, r.examined, r.last_id INTO v_moved, v_examined, v_last
     FROM "${schema}"._engine_redrive(p_namespace, p_queue, p_ids, p_after_id, p_limit, NULL,
                                      "${schema}"._notify_wanted(NULL), "${schema}".current_actor()) r;
@@ -338,7 +375,9 @@ AS $$
 DECLARE
     v_purged bigint[];
 BEGIN
+    p_limit := coalesce(p_limit, 1000);
     PERFORM "${schema}"._check_dead_letter_selection(p_namespace, p_queue, p_ids, p_limit);
+    PERFORM "${schema}"._check_dead_letter_keys(p_namespace, p_queue, p_ids, NULL, p_limit);
     v_purged := ARRAY(SELECT p FROM "${schema}"._engine_purge(p_namespace, p_queue, p_ids, p_limit) p ORDER BY p);
     IF cardinality(v_purged) > 0 THEN
         INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)

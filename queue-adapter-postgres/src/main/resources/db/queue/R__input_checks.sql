@@ -42,7 +42,7 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._check_name(p_argument text, p_value text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-    IF p_value IS NULL OR p_value !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' THEN
+    IF NOT coalesce("${schema}"._is_name(p_value), false) THEN
         PERFORM "${schema}"._invalid(p_argument, "${schema}"._shown(p_value),
             '1 to 64 characters: letters, digits, ''.'', ''_'' or ''-'', starting with a letter or digit');
     END IF;
@@ -54,8 +54,7 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._check_text(p_argument text, p_value text, p_max_length integer) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-    IF p_value IS NULL OR length(p_value) = 0 OR length(p_value) > p_max_length
-            OR p_value ~ '[\x01-\x1f\x7f-\x9f]' THEN
+    IF NOT coalesce("${schema}"._is_text(p_value, p_max_length), false) THEN
         PERFORM "${schema}"._invalid(p_argument, "${schema}"._shown(p_value),
             '1 to ' || p_max_length || ' characters without control characters');
     END IF;
@@ -214,10 +213,18 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 
--- The name rule of _check_name as a predicate, for set-based checks of arrays (inlined into their queries).
+-- The rule of _check_name as an expression (NULL for NULL), which the planner inlines into set-based checks.
 CREATE OR REPLACE FUNCTION "${schema}"._is_name(p_value text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(p_value ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', false)
+    SELECT p_value ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'
+$$;
+
+
+-- The rule of _check_text as an expression (NULL for NULL), which the planner inlines into the set-based checks of
+-- arrays (_check_texts): a key, a worker, an actor.
+CREATE OR REPLACE FUNCTION "${schema}"._is_text(p_value text, p_max_length integer) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT length(p_value) BETWEEN 1 AND p_max_length AND p_value !~ '[\x01-\x1f\x7f-\x9f]'
 $$;
 
 
@@ -231,7 +238,7 @@ DECLARE
 BEGIN
     SELECT u.at, u.value INTO v_at, v_value
     FROM unnest(p_values) WITH ORDINALITY AS u(value, at)
-    WHERE NOT "${schema}"._is_name(u.value)
+    WHERE NOT coalesce("${schema}"._is_name(u.value), false)
     ORDER BY u.at
     LIMIT 1;
     IF v_at IS NOT NULL THEN
@@ -241,22 +248,20 @@ END
 $$;
 
 
--- Every element that is not NULL is text of 1 to p_max_length characters without control characters (_check_text),
--- in one pass. NULL elements are _check_array's to allow or not.
+-- Each non-NULL element of a one-dimensional array by the rule of _check_text, in one statement: only a bad element
+-- costs a call, which names it as p_argument[ordinal].
 CREATE OR REPLACE FUNCTION "${schema}"._check_texts(p_argument text, p_values text[], p_max_length integer) RETURNS void
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-    v_at    bigint;
-    v_value text;
+    v_bad record;
 BEGIN
-    SELECT u.at, u.value INTO v_at, v_value
-    FROM unnest(p_values) WITH ORDINALITY AS u(value, at)
-    WHERE u.value IS NOT NULL
-      AND (length(u.value) = 0 OR length(u.value) > p_max_length OR u.value ~ '[\x01-\x1f\x7f-\x9f]')
-    ORDER BY u.at
+    SELECT u.value, u.ord INTO v_bad
+    FROM unnest(p_values) WITH ORDINALITY AS u(value, ord)
+    WHERE u.value IS NOT NULL AND NOT "${schema}"._is_text(u.value, p_max_length)
+    ORDER BY u.ord
     LIMIT 1;
-    IF v_at IS NOT NULL THEN
-        PERFORM "${schema}"._check_text(p_argument || '[' || v_at || ']', v_value, p_max_length);
+    IF FOUND THEN
+        PERFORM "${schema}"._check_text(p_argument || '[' || v_bad.ord || ']', v_bad.value, p_max_length);
     END IF;
 END
 $$;
@@ -301,5 +306,26 @@ BEGIN
     IF p_actor IS NOT NULL THEN
         PERFORM "${schema}"._check_text(p_argument, p_actor, 128);
     END IF;
+END
+$$;
+
+
+-- Each payload of a one-dimensional array by the rule of _check_payload, in one statement: only the payloads that
+-- may break it (NULL, too large, holding the text \u0000, which may also be an escaped backslash) cost a call, which
+-- names the first bad one as p_argument[ordinal].
+CREATE OR REPLACE FUNCTION "${schema}"._check_payloads(p_argument text, p_payloads json[], p_max_bytes integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_suspect record;
+BEGIN
+    FOR v_suspect IN
+        SELECT u.payload, u.ord
+        FROM unnest(p_payloads) WITH ORDINALITY AS u(payload, ord)
+        WHERE u.payload IS NULL OR octet_length(u.payload::text) > p_max_bytes OR strpos(u.payload::text, '\u0000') > 0
+        ORDER BY u.ord
+    LOOP
+        PERFORM "${schema}"._check_payload(p_argument || '[' || v_suspect.ord || ']', v_suspect.payload, p_max_bytes);
+    END LOOP;
 END
 $$;

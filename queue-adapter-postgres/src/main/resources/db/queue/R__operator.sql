@@ -65,6 +65,10 @@ SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 DECLARE
     v_subscription jsonb;
+    v_ordinal      bigint;
+    v_argument     text;
+    v_topic        jsonb;
+    v_count_name   text;
     v_removed      integer;
     v_trusted      boolean := "${schema}".is_trusted();
 BEGIN
@@ -78,20 +82,56 @@ BEGIN
     IF p_listener IS NOT NULL THEN
         PERFORM "${schema}"._check_text('p_listener', p_listener, 32);
     END IF;
+    -- NULL means the default
+    p_subscriptions := coalesce(p_subscriptions, '[]');
+    p_interval := coalesce(p_interval, interval '5 seconds');
+    p_remove_after := coalesce(p_remove_after, interval '1 hour');
     PERFORM "${schema}"._check_interval('p_interval', p_interval, interval '100 milliseconds', interval '1 hour',
         '100 ms to 1 h');
     PERFORM "${schema}"._check_interval('p_remove_after', p_remove_after, interval '1 minute', interval '30 days',
         '1 minute to 30 days');
-    IF p_subscriptions IS NULL OR jsonb_typeof(p_subscriptions) <> 'array' OR jsonb_array_length(p_subscriptions) > 1000 THEN
+    IF jsonb_typeof(p_subscriptions) <> 'array' OR jsonb_array_length(p_subscriptions) > 1000 THEN
         PERFORM "${schema}"._invalid('p_subscriptions', "${schema}"._shown(p_subscriptions::text),
             'a JSON array of at most 1000 objects {"namespace", "topics", "worker", "concurrency", "in_flight"}');
     END IF;
-    FOR v_subscription IN SELECT value FROM jsonb_array_elements(p_subscriptions) LOOP
+    -- each subscription as the Java registry writes it, so that what is stored is what the readers expect: the
+    -- workers' sums cannot fail on workers_sane, and a name or count cannot grow the row beyond its rules
+    FOR v_subscription, v_ordinal IN
+        SELECT e.value, e.ordinal FROM jsonb_array_elements(p_subscriptions) WITH ORDINALITY AS e(value, ordinal)
+    LOOP
+        v_argument := 'p_subscriptions[' || v_ordinal || ']';
         IF jsonb_typeof(v_subscription) <> 'object' OR jsonb_typeof(v_subscription -> 'namespace') <> 'string'
-                OR jsonb_typeof(v_subscription -> 'topics') <> 'array' THEN
-            PERFORM "${schema}"._invalid('p_subscriptions', "${schema}"._shown(v_subscription::text),
-                'an object with a "namespace" string and a "topics" array');
+                OR jsonb_typeof(v_subscription -> 'topics') <> 'array'
+                OR EXISTS (SELECT 1 FROM jsonb_object_keys(v_subscription) AS k
+                           WHERE k NOT IN ('namespace', 'topics', 'worker', 'concurrency', 'in_flight')) THEN
+            PERFORM "${schema}"._invalid(v_argument, "${schema}"._shown(v_subscription::text),
+                'an object with a "namespace" string and a "topics" array, and optionally "worker", "concurrency" and '
+                '"in_flight", nothing else');
         END IF;
+        PERFORM "${schema}"._check_name(v_argument || '.namespace', v_subscription ->> 'namespace');
+        IF jsonb_array_length(v_subscription -> 'topics') > 64 THEN
+            PERFORM "${schema}"._invalid(v_argument || '.topics',
+                jsonb_array_length(v_subscription -> 'topics') || ' topics', 'at most 64 topics');
+        END IF;
+        SELECT t.value INTO v_topic FROM jsonb_array_elements(v_subscription -> 'topics') AS t(value)
+        WHERE jsonb_typeof(t.value) <> 'string' OR NOT "${schema}"._is_name(t.value #>> '{}')
+        LIMIT 1;
+        IF FOUND THEN
+            PERFORM "${schema}"._invalid(v_argument || '.topics', "${schema}"._shown(v_topic::text),
+                'names of 1 to 64 characters: letters, digits, ''.'', ''_'' or ''-'', starting with a letter or digit');
+        END IF;
+        IF v_subscription ? 'worker' THEN
+            PERFORM "${schema}"._check_text(v_argument || '.worker',
+                CASE WHEN jsonb_typeof(v_subscription -> 'worker') = 'string' THEN v_subscription ->> 'worker' END, 128);
+        END IF;
+        FOREACH v_count_name IN ARRAY ARRAY['concurrency', 'in_flight'] LOOP
+            IF v_subscription ? v_count_name AND (jsonb_typeof(v_subscription -> v_count_name) <> 'number'
+                    OR (v_subscription ->> v_count_name) !~ '^[0-9]{1,4}$'
+                    OR (v_subscription ->> v_count_name)::integer > 1000) THEN
+                PERFORM "${schema}"._invalid(v_argument || '.' || v_count_name,
+                    "${schema}"._shown((v_subscription -> v_count_name)::text), 'a whole number from 0 to 1000');
+            END IF;
+        END LOOP;
         IF NOT v_trusted THEN
             PERFORM "${schema}"._check_access(v_subscription ->> 'namespace');
         END IF;
@@ -192,6 +232,14 @@ BEGIN
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
+    -- NULL means the default
+    p_max_transaction_age := coalesce(p_max_transaction_age, interval '5 minutes');
+    p_max_slot_xmin_age := coalesce(p_max_slot_xmin_age, 10000000);
+    p_max_dead_rows := coalesce(p_max_dead_rows, 100000);
+    p_max_pending_age := coalesce(p_max_pending_age, interval '5 minutes');
+    p_dead_letter_window := coalesce(p_dead_letter_window, interval '15 minutes');
+    p_max_new_dead_letters := coalesce(p_max_new_dead_letters, 10);
+    p_lease_grace := coalesce(p_lease_grace, interval '10 seconds');
     PERFORM "${schema}"._check_interval('p_max_transaction_age', p_max_transaction_age, interval '0', interval '30 days',
         '0 to 30 days');
     PERFORM "${schema}"._check_range('p_max_slot_xmin_age', p_max_slot_xmin_age, 0, 2000000000, '0 to 2000000000');
@@ -478,6 +526,8 @@ BEGIN
     IF p_queue IS NOT NULL THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    p_limit := coalesce(p_limit, 50);
+    p_window := coalesce(p_window, 1000);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     PERFORM "${schema}"._check_range('p_window', p_window, 1, 10000, '1 to 10000');
     IF (p_unique_key IS NULL) = (p_header_name IS NULL) THEN
@@ -617,6 +667,7 @@ AS $$
 DECLARE
     v_tenant text := "${schema}".current_tenant();
 BEGIN
+    p_limit := coalesce(p_limit, 100);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     IF v_tenant IS NOT NULL OR NOT "${schema}".is_trusted() THEN
         RETURN QUERY

@@ -592,6 +592,7 @@ DECLARE
     v_count    integer := coalesce(cardinality(p_payloads), 0);
     v_row      record;
     v_stored   bigint := 0;
+    v_keys     bigint;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
     PERFORM "${schema}"._check_name('p_queue', p_queue);
@@ -599,24 +600,34 @@ BEGIN
         PERFORM "${schema}"._invalid('p_payloads', coalesce(v_count || ' payloads', 'null'),
             'an array of at most 10000 payloads');
     END IF;
-    IF p_unique_keys IS NOT NULL AND cardinality(p_unique_keys) <> v_count THEN
-        PERFORM "${schema}"._invalid('p_unique_keys', cardinality(p_unique_keys) || ' keys',
-            'one key (or NULL) per payload: ' || v_count);
+    -- NULL payloads are the payload rule's to refuse (QU004, naming the element)
+    PERFORM "${schema}"._check_array('p_payloads', p_payloads, 0, 10000, true);
+    IF p_unique_keys IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_unique_keys', p_unique_keys, 0, 10000, true);
+        IF cardinality(p_unique_keys) <> v_count THEN
+            PERFORM "${schema}"._invalid('p_unique_keys', cardinality(p_unique_keys) || ' keys',
+                'one key (or NULL) per payload: ' || v_count);
+        END IF;
     END IF;
-    IF p_ordering_keys IS NOT NULL AND cardinality(p_ordering_keys) <> v_count THEN
-        PERFORM "${schema}"._invalid('p_ordering_keys', cardinality(p_ordering_keys) || ' keys',
-            'one key (or NULL) per payload: ' || v_count);
+    IF p_ordering_keys IS NOT NULL THEN
+        PERFORM "${schema}"._check_array('p_ordering_keys', p_ordering_keys, 0, 10000, true);
+        IF cardinality(p_ordering_keys) <> v_count THEN
+            PERFORM "${schema}"._invalid('p_ordering_keys', cardinality(p_ordering_keys) || ' keys',
+                'one key (or NULL) per payload: ' || v_count);
+        END IF;
     END IF;
     v_policy := "${schema}".get_queue_policy(p_namespace, p_queue);
-    FOR v_i IN 1 .. v_count LOOP
-        PERFORM "${schema}"._check_payload('p_payloads[' || v_i || ']', p_payloads[v_i], v_policy.max_payload_bytes);
-        IF p_unique_keys[v_i] IS NOT NULL THEN
-            PERFORM "${schema}"._check_text('p_unique_keys[' || v_i || ']', p_unique_keys[v_i], 255);
+    PERFORM "${schema}"._check_payloads('p_payloads', p_payloads, v_policy.max_payload_bytes);
+    PERFORM "${schema}"._check_texts('p_unique_keys', p_unique_keys, 255);
+    PERFORM "${schema}"._check_texts('p_ordering_keys', p_ordering_keys, 255);
+    -- the publish takes an advisory lock per ordering key, and the server's lock table is small: at most 1000 keys
+    IF p_ordering_keys IS NOT NULL AND v_count > 1000 THEN
+        v_keys := (SELECT count(DISTINCT k) FROM unnest(p_ordering_keys) AS k);
+        IF v_keys > 1000 THEN
+            PERFORM "${schema}"._invalid('p_ordering_keys', v_keys || ' distinct keys',
+                'at most 1000 distinct ordering keys per batch');
         END IF;
-        IF p_ordering_keys[v_i] IS NOT NULL THEN
-            PERFORM "${schema}"._check_text('p_ordering_keys[' || v_i || ']', p_ordering_keys[v_i], 255);
-        END IF;
-    END LOOP;
+    END IF;
     v_run_at := "${schema}"._run_at(p_delay, p_run_at);
     PERFORM "${schema}"._check_range('p_priority', coalesce(p_priority, 0), 0, 9, '0 (first) to 9 (last)');
     IF p_max_attempts IS NOT NULL THEN

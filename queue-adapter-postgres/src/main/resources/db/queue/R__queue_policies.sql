@@ -74,6 +74,38 @@ BEGIN
     IF p_queue IS DISTINCT FROM '*' THEN
         PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
+    -- each value given, before the row is locked (the base and the cap are checked together below)
+    IF p_max_attempts IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    END IF;
+    -- the backoff is computed in days and seconds (backoff_delay, Java's Duration): no months or years
+    IF p_backoff_base IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_backoff_base', p_backoff_base, interval '0', interval '365 days',
+            '0 to 365 days');
+        IF date_part('year', p_backoff_base) <> 0 OR date_part('month', p_backoff_base) <> 0 THEN
+            PERFORM "${schema}"._invalid('p_backoff_base', p_backoff_base::text, '0 to 365 days, without months or years');
+        END IF;
+    END IF;
+    IF p_backoff_cap IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_backoff_cap', p_backoff_cap, interval '0', interval '365 days',
+            '0 to 365 days');
+        IF date_part('year', p_backoff_cap) <> 0 OR date_part('month', p_backoff_cap) <> 0 THEN
+            PERFORM "${schema}"._invalid('p_backoff_cap', p_backoff_cap::text, '0 to 365 days, without months or years');
+        END IF;
+    END IF;
+    IF p_visibility_timeout IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_visibility_timeout', p_visibility_timeout, interval '1 second',
+            interval '24 hours', '1 s to 24 h');
+    END IF;
+    IF p_max_payload_bytes IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_payload_bytes', p_max_payload_bytes, 2, 67108864, '2 to 67108864 bytes');
+    END IF;
+    IF NOT (coalesce(p_backoff_multiplier, 2) BETWEEN 1 AND 100) THEN
+        PERFORM "${schema}"._invalid('p_backoff_multiplier', p_backoff_multiplier::text, 'a multiplier from 1 to 100');
+    END IF;
+    IF NOT (coalesce(p_backoff_jitter, 0) BETWEEN 0 AND 1) THEN
+        PERFORM "${schema}"._invalid('p_backoff_jitter', p_backoff_jitter::text, 'a jitter fraction from 0 to 1');
+    END IF;
     SELECT * INTO v_old FROM "${schema}".queue_policies WHERE namespace = p_namespace AND queue = p_queue FOR UPDATE;
     IF NOT FOUND THEN
         v_old := ROW(p_namespace, p_queue, 20, interval '1 second', interval '1 hour', 2.0, 0.2,
@@ -125,6 +157,9 @@ AS $$
 BEGIN
     IF p_namespace IS DISTINCT FROM '*' OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
+    END IF;
+    IF p_queue IS DISTINCT FROM '*' THEN
+        PERFORM "${schema}"._check_name('p_queue', p_queue);
     END IF;
     DELETE FROM "${schema}".queue_policies WHERE namespace = p_namespace AND queue = p_queue;
     RETURN FOUND;

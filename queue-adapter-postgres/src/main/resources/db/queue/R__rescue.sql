@@ -119,7 +119,9 @@ BEGIN
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
-    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 10000, '1 to 10000');
+    p_limit := coalesce(p_limit, 1000);
+    -- each rescued message with an ordering key locks its key: at most 1000 locks per call
+    PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     RETURN QUERY SELECT r.requeued, r.dead_lettered
                  FROM "${schema}"._engine_rescue(p_namespace, p_limit, NULL, "${schema}"._notify_wanted(NULL), NULL) r;
 END

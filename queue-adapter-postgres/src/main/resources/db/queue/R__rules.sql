@@ -17,8 +17,13 @@
 CREATE OR REPLACE FUNCTION "${schema}"._rules_invalid(p_argument text, p_expected text, p_shown text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- both may quote the value: cut like _shown, so that the message stays readable whatever its length
     RAISE EXCEPTION USING ERRCODE = 'QU001', COLUMN = p_argument,
-        MESSAGE = format('invalid %s: expected %s, got: %s', p_argument, p_expected, p_shown);
+        MESSAGE = format('invalid %s: expected %s, got: %s', p_argument,
+                         CASE WHEN length(p_expected) <= 400 THEN p_expected
+                              ELSE left(p_expected, 400) || '...(' || length(p_expected) || ' chars)' END,
+                         CASE WHEN length(p_shown) <= 202 THEN p_shown
+                              ELSE left(p_shown, 201) || '...(' || length(p_shown) || ' chars)' END);
 END
 $$;
 
@@ -659,6 +664,11 @@ BEGIN
         PERFORM "${schema}"._cron_invalid(p_expression,
             'a cron expression of 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first)');
     END IF;
+    -- the parse costs about 15 microseconds per list element
+    IF length(p_expression) > 1000 THEN
+        PERFORM "${schema}"._cron_invalid(p_expression,
+            format('a cron expression of at most 1000 characters, but it has %s', length(p_expression)));
+    END IF;
     -- Java's String.trim and split on whitespace, as DueTimes counts the fields
     v_trimmed := regexp_replace(p_expression, '^[\x01-\x20]+|[\x01-\x20]+$', '', 'g');
     v_tokens := regexp_split_to_array(v_trimmed, '\s+');
@@ -738,6 +748,10 @@ BEGIN
     v_fixed_offset := "${schema}"._cron_time_zone(p_time_zone);
     IF p_after IS NULL THEN
         PERFORM "${schema}"._rules_invalid('p_after', 'an instant', 'null');
+    END IF;
+    -- from year 1 rather than 1970: the schedules look back from their due times for missed runs
+    IF p_after < timestamptz '0001-01-01 00:00:00+00' OR p_after > timestamptz '9999-12-31 23:59:59+00' THEN
+        PERFORM "${schema}"._rules_invalid('p_after', 'an instant from year 1 to 9999', p_after::text);
     END IF;
     FOR v_alternative IN 1 .. cardinality(v_all_parsed) LOOP
         v_next := "${schema}"._cron_next_execution(v_all_parsed[v_alternative], v_fixed_offset, p_after);

@@ -218,6 +218,28 @@ END
 $$;
 
 
+-- The arguments of create_schedule and update_schedule that are converted before _prepare_schedule checks the whole
+-- definition: the intervals to microseconds (which overflow past about 292,000 years) and the priority to the
+-- column's smallint. Each is checked when given.
+CREATE OR REPLACE FUNCTION "${schema}"._check_schedule_arguments(p_every_interval interval, p_priority integer,
+                                                                 p_missed_grace interval) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_every_interval IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_every_interval', p_every_interval, interval '1 second',
+            interval '365 days', '1 s to 365 days');
+    END IF;
+    IF p_priority IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_priority', p_priority, 0, 9, '0 (first) to 9 (last)');
+    END IF;
+    IF p_missed_grace IS NOT NULL THEN
+        PERFORM "${schema}"._check_interval('p_missed_grace', p_missed_grace, interval '0', interval '365 days',
+            '0 to 365 days');
+    END IF;
+END
+$$;
+
+
 -- Changes the given parts of a schedule's definition (parameters left null keep theirs, a cron expression
 -- replaces an interval and the other way round): 'updated' or 'unchanged', QU003 for an unknown name.
 CREATE OR REPLACE FUNCTION "${schema}".update_schedule(
@@ -239,6 +261,30 @@ BEGIN
     IF p_cron_expression IS NOT NULL AND p_every_interval IS NOT NULL THEN
         PERFORM "${schema}"._invalid('p_cron_expression', "${schema}"._shown(p_cron_expression),
             'exactly one of p_cron_expression and p_every_interval');
+    END IF;
+    -- what can be checked without the schedule's row, before it is locked (_prepare_schedule checks the whole)
+    IF p_queue IS NOT NULL THEN
+        PERFORM "${schema}"._check_name('p_queue', p_queue);
+    END IF;
+    PERFORM "${schema}"._check_schedule_arguments(p_every_interval, p_priority, p_missed_grace);
+    IF p_max_attempts IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_max_attempts', p_max_attempts, 1, 1000, '1 to 1000');
+    END IF;
+    IF p_missed_bound IS NOT NULL THEN
+        PERFORM "${schema}"._check_range('p_missed_bound', p_missed_bound, 1, 1000, '1 to 1000');
+    END IF;
+    IF p_start_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_start_at', p_start_at);
+    END IF;
+    IF p_end_at IS NOT NULL THEN
+        PERFORM "${schema}"._check_instant('p_end_at', p_end_at);
+    END IF;
+    IF p_headers IS NOT NULL THEN
+        PERFORM "${schema}"._check_headers('p_headers', p_headers, 30);
+    END IF;
+    IF upper(p_missed_policy) NOT IN ('FIRE_ONCE', 'SKIP', 'FIRE_EACH') THEN
+        PERFORM "${schema}"._invalid('p_missed_policy', "${schema}"._shown(p_missed_policy),
+            'FIRE_ONCE, SKIP or FIRE_EACH');
     END IF;
     SELECT * INTO v_old FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name FOR UPDATE;
     IF NOT FOUND THEN
@@ -661,6 +707,7 @@ DECLARE
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
     PERFORM "${schema}"._check_name('p_queue', p_queue);
+    PERFORM "${schema}"._check_schedule_arguments(p_every_interval, p_priority, p_missed_grace);
     s.namespace := p_namespace;
     s.name := p_name;
     s.cron := btrim(p_cron_expression);
@@ -813,6 +860,7 @@ BEGIN
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
+    p_limit := coalesce(p_limit, 100);
     PERFORM "${schema}"._check_range('p_limit', p_limit, 1, 1000, '1 to 1000');
     FOR s IN
         SELECT * FROM "${schema}"._engine_lock_due_schedules(p_namespace, p_limit, v_now)

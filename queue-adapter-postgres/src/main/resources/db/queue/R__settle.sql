@@ -637,15 +637,33 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    v_keys bigint;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
+    -- one dimension first: array_position cannot search more
+    PERFORM "${schema}"._check_array('p_ids', p_ids, 0, 10000, true);
     IF p_ids IS NULL OR cardinality(p_ids) > 10000 OR array_position(p_ids, NULL) IS NOT NULL THEN
         PERFORM "${schema}"._invalid('p_ids', coalesce(cardinality(p_ids) || ' ids', 'null'),
             'an array of at most 10000 message ids, none null');
     END IF;
-    IF p_lease_tokens IS NOT NULL AND cardinality(p_lease_tokens) <> cardinality(p_ids) THEN
-        PERFORM "${schema}"._invalid('p_lease_tokens', cardinality(p_lease_tokens) || ' tokens',
-            'one lease token per id: ' || cardinality(p_ids));
+    IF p_lease_tokens IS NOT NULL THEN
+        -- a NULL token acknowledges whoever holds that message, as ack without a token does
+        PERFORM "${schema}"._check_array('p_lease_tokens', p_lease_tokens, 0, 10000, true);
+        IF cardinality(p_lease_tokens) <> cardinality(p_ids) THEN
+            PERFORM "${schema}"._invalid('p_lease_tokens', cardinality(p_lease_tokens) || ' tokens',
+                'one lease token per id: ' || cardinality(p_ids));
+        END IF;
+    END IF;
+    -- each message completed with an ordering key locks its key: at most 1000 locks per call
+    IF cardinality(p_ids) > 1000 THEN
+        v_keys := (SELECT count(DISTINCT (m.topic, m.ordering_key)) FROM "${schema}".messages m
+                   WHERE m.id = ANY (p_ids) AND m.namespace = p_namespace AND m.state = 'running'
+                     AND m.ordering_key IS NOT NULL);
+        IF v_keys > 1000 THEN
+            PERFORM "${schema}"._invalid('p_ids', cardinality(p_ids) || ' ids of messages with ' || v_keys
+                || ' ordering keys', 'messages with at most 1000 distinct ordering keys per call');
+        END IF;
     END IF;
     RETURN QUERY
     WITH done AS MATERIALIZED (SELECT c AS id FROM "${schema}"._complete(p_namespace, p_ids, p_lease_tokens) c)

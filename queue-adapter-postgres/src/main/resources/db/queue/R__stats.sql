@@ -225,6 +225,7 @@ DECLARE
     v_from    timestamptz;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
+    p_minutes := coalesce(p_minutes, 60);
     PERFORM "${schema}"._check_range('p_minutes', p_minutes, 1, 120, '1 to 120');
     v_from := v_current - (p_minutes - 1) * interval '1 minute';
     RETURN QUERY
@@ -283,8 +284,11 @@ DECLARE
     v_n     bigint;
 BEGIN
     PERFORM "${schema}"._check_namespace(p_namespace);
-    PERFORM "${schema}"._check_range('p_exact_up_to', p_exact_up_to, 1, 1000000, '1 to 1000000');
-    PERFORM "${schema}"._check_range('p_max_topics', p_max_topics, 1, 10000, '1 to 10000');
+    p_exact_up_to := coalesce(p_exact_up_to, 1000);
+    p_max_topics := coalesce(p_max_topics, 1000);
+    -- each topic counts up to p_exact_up_to + 1 index entries three times: bounded work per call
+    PERFORM "${schema}"._check_range('p_exact_up_to', p_exact_up_to, 1, 10000, '1 to 10000');
+    PERFORM "${schema}"._check_range('p_max_topics', p_max_topics, 1, 1000, '1 to 1000');
     FOR v_topic IN
         SELECT t.topic::text AS topic FROM "${schema}".topics t
         WHERE t.namespace = p_namespace

@@ -108,6 +108,7 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
+    PERFORM "${schema}"._check_name('p_namespace', p_namespace);
     RETURN coalesce("${schema}".is_trusted() OR p_namespace = ANY ("${schema}".granted_namespaces()), false);
 END
 $$;
@@ -285,7 +286,8 @@ DECLARE
 BEGIN
     PERFORM "${schema}"._check_admin('grant_tenant');
     PERFORM "${schema}"._check_name('p_namespace', p_namespace);
-    IF p_role IS NULL OR to_regrole(quote_ident(p_role)) IS NULL THEN
+    -- a longer name would be cut to 63 bytes by to_regrole, and name the role it was cut to
+    IF p_role IS NULL OR p_role = '' OR octet_length(p_role) > 63 OR to_regrole(quote_ident(p_role)) IS NULL THEN
         PERFORM "${schema}"._invalid('p_role', "${schema}"._shown(p_role), 'the name of an existing role');
     END IF;
     INSERT INTO "${schema}".tenant_grants (namespace, role_name, granted_at, granted_by)
@@ -312,6 +314,13 @@ SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
 AS $$
 BEGIN
     PERFORM "${schema}"._check_admin('revoke_tenant');
+    PERFORM "${schema}"._check_name('p_namespace', p_namespace);
+    -- the role may have been dropped since its grant: a granted name is enough
+    IF p_role IS NULL OR p_role = '' OR octet_length(p_role) > 63
+            OR (to_regrole(quote_ident(p_role)) IS NULL
+                AND NOT EXISTS (SELECT 1 FROM "${schema}".tenant_grants g WHERE g.role_name = p_role)) THEN
+        PERFORM "${schema}"._invalid('p_role', "${schema}"._shown(p_role), 'the name of an existing or granted role');
+    END IF;
     DELETE FROM "${schema}".tenant_grants g WHERE g.namespace = p_namespace AND g.role_name = p_role;
     IF NOT FOUND THEN
         RETURN false;
