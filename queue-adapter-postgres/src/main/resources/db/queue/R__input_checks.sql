@@ -103,6 +103,11 @@ BEGIN
         PERFORM "${schema}"._invalid(p_argument, cardinality(p_value) || ' elements',
             p_min || ' to ' || p_max || ' elements');
     END IF;
+    -- the engine pairs arrays by subscript from 1: '[0:1]={a,b}' would shift one against the other
+    IF array_lower(p_value, 1) <> 1 THEN
+        PERFORM "${schema}"._invalid(p_argument, 'subscripts from ' || array_lower(p_value, 1),
+            'an array indexed from 1');
+    END IF;
     IF NOT p_nulls AND array_position(p_value, NULL) IS NOT NULL THEN
         PERFORM "${schema}"._invalid(p_argument, 'NULL at position ' || array_position(p_value, NULL),
             'no NULL element');

@@ -49,6 +49,7 @@ class SqlBadInputTest {
             SELECT queue.push('acme', 'email', '{}', p_delay := '178000000 years')    | QU001 | invalid p_delay: expected 0 to 365 days, got: 178000000 years
             SELECT queue._check_array('p_ids', '{{1,2},{3,4}}'::bigint[], 0, 10)       | QU001 | invalid p_ids: expected a one-dimensional array, got: 2-dimensional array
             SELECT queue._check_array('p_ids', ARRAY[1, NULL]::bigint[], 0, 10)        | QU001 | invalid p_ids: expected no NULL element, got: NULL at position 2
+            SELECT queue._check_array('p_ids', '[0:1]={1,2}'::bigint[], 0, 10)         | QU001 | invalid p_ids: expected an array indexed from 1, got: subscripts from 0
             SELECT queue._check_array('p_ids', array_fill(1::bigint, ARRAY[11]), 0, 10) | QU001 | invalid p_ids: expected 0 to 10 elements, got: 11 elements
             SELECT queue._check_array('p_ids', NULL::bigint[], 0, 10)                  | QU001 | invalid p_ids: expected an array of 0 to 10 elements, got: null
             SELECT queue.push('acme', 'email', '{}', p_run_at := '1969-12-31 00:00Z') | QU001 | invalid p_run_at: expected an instant between 1970 and 9999
