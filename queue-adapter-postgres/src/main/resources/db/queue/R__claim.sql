@@ -57,7 +57,9 @@ DECLARE
     v_any_limits boolean;
     v_rated    text[] := '{}'::text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_claim');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_claim');
+    END IF;
     -- v_limited: the topics whose claims must run one at a time, those with any limit but a topic-wide rate alone
     SELECT count(*) > 0, coalesce(array_agg(l.topic::text) FILTER (WHERE NOT "${schema}"._rate_alone(l)), '{}')
     INTO v_any_limits, v_limited
@@ -467,7 +469,9 @@ DECLARE
     v_seen       text[] := '{}'::text[];
     v_queue      text;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_claim');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_claim');
+    END IF;
     PERFORM "${schema}"._check_namespace(p_namespace);
     IF p_queues IS NULL OR cardinality(p_queues) = 0 OR cardinality(p_queues) > 64 THEN
         PERFORM "${schema}"._invalid('p_queues', "${schema}"._shown(p_queues::text), '1 to 64 queues');
@@ -558,7 +562,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_take_head_sweeps');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_take_head_sweeps');
+    END IF;
     RETURN QUERY
     INSERT INTO "${schema}".head_sweeps AS h (namespace, topic, swept_at)
     SELECT p_namespace, t.topic, coalesce(p_now, statement_timestamp())
@@ -602,7 +608,9 @@ DECLARE
     v_token timestamptz;
     v_now   timestamptz := coalesce(p_now, statement_timestamp());
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_next_due');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_next_due');
+    END IF;
     SELECT min(n.run_at) INTO v_next
     FROM unnest((SELECT p_topics)) AS t(topic)
     CROSS JOIN generate_series(0, 9) AS p(priority)

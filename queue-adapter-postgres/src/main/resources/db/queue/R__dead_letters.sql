@@ -76,7 +76,9 @@ RETURNS TABLE (id bigint, namespace text, topic text, payload json, headers json
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_dead_letters');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_dead_letters');
+    END IF;
     RETURN QUERY
     SELECT d.id, d.namespace::text, d.topic::text, d.payload, d.headers, d.priority::integer, d.attempts,
            d.max_attempts, d.unique_key::text, d.last_error, d.published_at, d.failed_at, d.published_by, d.failed_by
@@ -108,7 +110,9 @@ DECLARE
     v_topics   text[];
     v_keys     text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_redrive');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_redrive');
+    END IF;
     WITH candidates AS MATERIALIZED (
         SELECT d.ctid AS row_ctid, d.*
         FROM "${schema}".dead_letters d
@@ -171,7 +175,9 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_purge');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_purge');
+    END IF;
     WITH gone AS (
         DELETE FROM "${schema}".dead_letters x
         WHERE x.namespace = p_namespace
@@ -208,7 +214,9 @@ DECLARE
     v_examined integer;
     v_last     bigint;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_redrive_audited');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_redrive_audited');
+    END IF;
     SELECT r.redriven, r.examined, r.last_id INTO v_moved, v_examined, v_last
     FROM "${schema}"._engine_redrive(p_namespace, p_topic, p_ids, p_after_id, p_limit, p_now, p_notify, p_actor) r;
     IF cardinality(v_moved) > 0 THEN
@@ -229,7 +237,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_purged bigint[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_purge_audited');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_purge_audited');
+    END IF;
     v_purged := ARRAY(SELECT p FROM "${schema}"._engine_purge(p_namespace, p_topic, p_ids, p_limit) p ORDER BY p);
     IF cardinality(v_purged) > 0 THEN
         INSERT INTO "${schema}".audit_log (at, namespace, actor, action, subject, ids, count)

@@ -31,7 +31,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_pause_topic(p_namespace text, p_t
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_pause_topic');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_pause_topic');
+    END IF;
     IF p_paused THEN
         PERFORM pg_advisory_xact_lock("${schema}"._flow_lock_key(p_namespace, p_topic));
         INSERT INTO "${schema}".paused_topics (namespace, topic, paused_at, paused_by)
@@ -60,7 +62,9 @@ RETURNS TABLE (topic text, paused_at timestamptz, paused_by text)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_paused_topics');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_paused_topics');
+    END IF;
     RETURN QUERY SELECT p.topic::text, p.paused_at, p.paused_by
                  FROM "${schema}".paused_topics p
                  WHERE p.namespace = p_namespace
@@ -149,7 +153,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._ordering_lock(p_namespaces text[], p_topics text[], p_keys text[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_ordering_lock');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_ordering_lock');
+    END IF;
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION USING ERRCODE = 'QU006',
             MESSAGE = format('ordering keys need READ COMMITTED transactions, this one is %s',
@@ -169,7 +175,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._ordering_waits(p_namespace text, p_topic text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_ordering_waits');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_ordering_waits');
+    END IF;
     RETURN NOT EXISTS (SELECT 1 FROM "${schema}".topic_ordering o
                        WHERE o.namespace = p_namespace AND o.topic = p_topic AND o.behind_dead_letter = 'continue');
 END
@@ -182,7 +190,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._ordering_free(p_namespace text, p_topic text, p_key text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_ordering_free');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_ordering_free');
+    END IF;
     RETURN NOT EXISTS (SELECT 1 FROM "${schema}".messages m
                        WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
                          AND m.state <> 'waiting')
@@ -215,7 +225,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_count integer;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_ordering_advance');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_ordering_advance');
+    END IF;
     PERFORM "${schema}"._ordering_lock(p_namespaces, p_topics, p_keys);
     WITH keys AS MATERIALIZED (
         SELECT DISTINCT u.namespace, u.topic, u.key
@@ -287,7 +299,9 @@ DECLARE
     v_was  text;
     v_keys text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_set_ordering');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_set_ordering');
+    END IF;
     -- one setter of a topic at a time (the upsert below would wait anyway, but not before reading the old value)
     PERFORM pg_advisory_xact_lock(hashtext('${schema}/ordering'), hashtext(p_namespace || '/' || p_topic));
     v_was := coalesce((SELECT o.behind_dead_letter FROM "${schema}".topic_ordering o
@@ -320,7 +334,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._engine_ordering(p_namespace text, p_topic text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_ordering');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_ordering');
+    END IF;
     RETURN coalesce((SELECT o.behind_dead_letter FROM "${schema}".topic_ordering o
                      WHERE o.namespace = p_namespace AND o.topic = p_topic), 'wait');
 END
@@ -433,7 +449,9 @@ RETURNS TABLE (topic text, max_running integer, partition_kind text, partition_n
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_topic_limits');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_topic_limits');
+    END IF;
     RETURN QUERY SELECT l.topic::text, l.max_running, l.partition_kind, l.partition_name, l.max_running_per_partition,
                         l.rate_starts, l.rate_period_micros, l.partition_rate_starts, l.partition_rate_period_micros,
                         l.set_at, l.set_by
@@ -460,7 +478,9 @@ DECLARE
     v_clear boolean := p_max_running IS NULL AND p_max_running_per_partition IS NULL AND p_rate_starts IS NULL
                        AND p_partition_rate_starts IS NULL;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_set_topic_limits');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_set_topic_limits');
+    END IF;
     PERFORM pg_advisory_xact_lock("${schema}"._flow_lock_key(p_namespace, p_topic));
     SELECT * INTO v_old FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = p_topic;
     IF v_clear THEN

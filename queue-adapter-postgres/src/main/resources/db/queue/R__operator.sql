@@ -25,7 +25,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._topic_subscribers(p_namespace text, p_queue text) RETURNS integer
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_topic_subscribers');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_topic_subscribers');
+    END IF;
     RETURN (SELECT count(*)::integer FROM "${schema}".workers w
             WHERE "${schema}"._worker_alive(w.heartbeat_at, w.heartbeat_interval)
               AND w.subscriptions @> jsonb_build_array(jsonb_build_object('namespace', p_namespace,
@@ -39,7 +41,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._worker_name_alive(p_namespace text, p_worker text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_worker_name_alive');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_worker_name_alive');
+    END IF;
     RETURN EXISTS (SELECT 1 FROM "${schema}".workers w
                    WHERE "${schema}"._worker_alive(w.heartbeat_at, w.heartbeat_interval)
                      AND w.subscriptions @> jsonb_build_array(jsonb_build_object('namespace', p_namespace,
@@ -228,7 +232,9 @@ DECLARE
     v_row   record;
     v_subs  integer;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_health_unfiltered');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_health_unfiltered');
+    END IF;
     IF p_namespace IS NOT NULL OR "${schema}".current_tenant() IS NOT NULL THEN
         PERFORM "${schema}"._check_namespace(p_namespace);
     END IF;
@@ -716,7 +722,9 @@ RETURNS TABLE (id bigint, namespace text, topic text, state text, payload json, 
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_find');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_find');
+    END IF;
     RETURN QUERY
     SELECT m.id, m.namespace::text, m.topic::text, m.state, m.payload, m.headers, m.priority::integer, m.attempts,
            m.max_attempts, m.unique_key::text, m.published_at, m.run_at, m.lease_until, m.worker, m.last_error,
@@ -921,7 +929,9 @@ RETURNS TABLE (attempt integer, outcome text, worker text, started_at timestampt
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_attempts');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_attempts');
+    END IF;
     RETURN QUERY
     SELECT h.attempt, h.outcome, h.worker, h.started_at, h.ended_at, h.error, h.actor, h.ordinal
     FROM (SELECT a.attempt, a.outcome, a.worker, a.started_at, a.failed_at AS ended_at, a.error, a.actor, a.ordinal,

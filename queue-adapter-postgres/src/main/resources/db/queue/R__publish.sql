@@ -30,7 +30,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._wake(p_namespace text, p_queue text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_wake');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_wake');
+    END IF;
     PERFORM pg_notify('${schema}_wakeup', p_namespace || '/' || p_queue);
 END
 $$;
@@ -63,7 +65,9 @@ DECLARE
     v_id        bigint;
     v_duplicate boolean;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_insert_message');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_insert_message');
+    END IF;
     SELECT e.id, e.duplicate INTO v_id, v_duplicate
     FROM "${schema}"._engine_publish(ARRAY[p_namespace], ARRAY[p_queue], ARRAY[p_payload::text],
                                      ARRAY[p_headers::text], ARRAY[p_priority], ARRAY[p_max_attempts],
@@ -110,7 +114,9 @@ DECLARE
     v_keyed     boolean;
     v_keyed_dup boolean := false;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_publish');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_publish');
+    END IF;
     IF coalesce(cardinality(p_namespaces), 0) = 0 THEN
         RETURN;
     END IF;
@@ -228,7 +234,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_publish_fast');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_publish_fast');
+    END IF;
     RETURN QUERY
     WITH inserted AS (
         INSERT INTO "${schema}".messages AS m (namespace, topic, payload, headers, priority, max_attempts, run_at,
@@ -263,7 +271,9 @@ AS $$
 DECLARE
     v_id bigint;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_publish_one');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_publish_one');
+    END IF;
     INSERT INTO "${schema}".messages (namespace, topic, payload, headers, priority, max_attempts, run_at, published_at,
                                       published_by)
     VALUES (p_namespace, p_topic, p_payload::json, p_headers::jsonb, p_priority, p_max_attempts,

@@ -25,7 +25,9 @@ DECLARE
     v_topics     text[];
     v_keys       text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_rescue');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_rescue');
+    END IF;
     WITH expired AS MATERIALIZED (
         SELECT m.id, m.attempts >= m.max_attempts AS exhausted, m.namespace, m.attempts, m.worker,
                m.attempt_started_at

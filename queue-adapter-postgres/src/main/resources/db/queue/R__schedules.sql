@@ -331,7 +331,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_insert(
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedule_insert');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedule_insert');
+    END IF;
     INSERT INTO "${schema}".schedules (namespace, name, cron, interval_micros, time_zone, topic, payload, headers,
                                        priority, max_attempts, start_at, end_at, missed_policy, missed_bound,
                                        missed_grace_micros, paused, next_run_at, last_run_at, created_at, updated_at,
@@ -355,7 +357,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_replace(
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedule_replace');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedule_replace');
+    END IF;
     UPDATE "${schema}".schedules x
     SET cron = p_cron, interval_micros = p_interval_micros, time_zone = p_time_zone, topic = p_topic,
         payload = p_payload::json, headers = p_headers::jsonb, priority = p_priority, max_attempts = p_max_attempts,
@@ -375,7 +379,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_pause(p_namespace text, 
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedule_pause');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedule_pause');
+    END IF;
     UPDATE "${schema}".schedules x
     SET paused = p_paused, next_run_at = coalesce(p_next_run_at, x.next_run_at), updated_at = p_updated_at,
         paused_by = CASE WHEN p_paused THEN p_actor END,
@@ -389,7 +395,9 @@ $$;
 CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_delete(p_namespace text, p_name text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedule_delete');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedule_delete');
+    END IF;
     DELETE FROM "${schema}".schedules x WHERE x.namespace = p_namespace AND x.name = p_name;
     RETURN FOUND;
 END
@@ -402,7 +410,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedules(p_namespace text, p_nam
 RETURNS SETOF "${schema}".schedules
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedules');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedules');
+    END IF;
     RETURN QUERY
     SELECT s.* FROM "${schema}".schedules s
     WHERE s.namespace = p_namespace AND (p_name IS NULL OR s.name = p_name)
@@ -417,7 +427,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_lock_due_schedules(p_namespace te
 RETURNS SETOF "${schema}".schedules
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_lock_due_schedules');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_lock_due_schedules');
+    END IF;
     RETURN QUERY
     SELECT s.* FROM "${schema}".schedules s
     WHERE NOT s.paused
@@ -437,7 +449,9 @@ CREATE OR REPLACE FUNCTION "${schema}"._engine_schedule_ran(p_namespace text, p_
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_schedule_ran');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_schedule_ran');
+    END IF;
     UPDATE "${schema}".schedules x
     SET next_run_at = p_next_run_at, last_run_at = p_last_run_at
     WHERE x.namespace = p_namespace AND x.name = p_name;
@@ -452,7 +466,9 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_next timestamptz;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_next_schedule_run');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_next_schedule_run');
+    END IF;
     SELECT min(s.next_run_at) INTO v_next
     FROM "${schema}".schedules s
     WHERE NOT s.paused AND s.next_run_at IS NOT NULL AND (p_namespace IS NULL OR s.namespace = p_namespace);
@@ -749,7 +765,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s "${schema}".schedules := p_new;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_replace_schedule');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_replace_schedule');
+    END IF;
     s.created_at := p_old.created_at;
     s.next_run_at := "${schema}"._schedule_next_after(s, statement_timestamp() - interval '1 microsecond');
     PERFORM "${schema}"._engine_schedule_replace(p_old.namespace, p_old.name, s.cron, s.interval_micros, s.time_zone,

@@ -23,7 +23,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_row "${schema}".messages;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_held');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_held');
+    END IF;
     PERFORM "${schema}"._check_namespace(p_namespace);
     IF p_id IS NULL THEN
         PERFORM "${schema}"._invalid('p_id', 'null', 'a message id');
@@ -47,7 +49,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_tokens bigint[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_complete');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_complete');
+    END IF;
     v_tokens := ARRAY(
         SELECT coalesce(t.token, m.lease_token)
         FROM unnest(p_ids, p_lease_tokens) WITH ORDINALITY AS t(id, token, ord)
@@ -69,7 +73,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_row "${schema}".messages;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_bury');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_bury');
+    END IF;
     SELECT m.* INTO v_row FROM "${schema}".messages m WHERE m.id = p_id;
     IF v_row.lease_token IS NOT NULL THEN
         PERFORM "${schema}"._engine_bury(v_row.namespace, ARRAY[v_row.id], ARRAY[v_row.lease_token], p_error, NULL,
@@ -88,7 +94,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_last integer;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_record_attempt');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_record_attempt');
+    END IF;
     SELECT a.ordinal INTO v_last FROM "${schema}".attempt_errors a
     WHERE a.message_id = p_id ORDER BY a.id DESC LIMIT 1;
     INSERT INTO "${schema}".attempt_errors (message_id, namespace, attempt, error, worker, failed_at, actor,
@@ -120,7 +128,9 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_complete');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_complete');
+    END IF;
     IF p_archive IS DISTINCT FROM false THEN
         WITH held AS MATERIALIZED (
             SELECT h.id, h.lease_token
@@ -216,7 +226,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_retry');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_retry');
+    END IF;
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id, h.namespace, h.attempts, h.worker, h.attempt_started_at
@@ -272,7 +284,9 @@ DECLARE
     v_topics text[];
     v_keys   text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_bury');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_bury');
+    END IF;
     WITH held AS MATERIALIZED (
         SELECT h.id
         FROM (SELECT * FROM unnest((SELECT p_ids), (SELECT p_tokens)) AS u(id, token) ORDER BY u.id) l
@@ -322,7 +336,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_extend');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_extend');
+    END IF;
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -353,7 +369,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_release');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_release');
+    END IF;
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -396,7 +414,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = 'force_generic_plan'
 AS $$
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_snooze');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_snooze');
+    END IF;
     RETURN QUERY
     WITH held AS MATERIALIZED (
         SELECT h.id
@@ -442,7 +462,9 @@ DECLARE
     v_topic text;
     v_key   text;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_cancel');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_cancel');
+    END IF;
     DELETE FROM "${schema}".messages m
     WHERE m.id = p_id AND m.namespace = p_namespace AND m.state IN ('pending', 'running', 'waiting')
     RETURNING m.state, m.topic, m.ordering_key INTO v_state, v_topic, v_key;

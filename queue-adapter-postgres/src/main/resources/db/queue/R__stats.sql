@@ -51,7 +51,9 @@ RETURNS TABLE (topic text, pending bigint, running bigint, completed bigint, dea
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_stats');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_stats');
+    END IF;
     RETURN QUERY
     SELECT t.topic::text,
            coalesce(m.pending, 0)::bigint, coalesce(m.running, 0)::bigint, coalesce(c.completed, 0)::bigint,
@@ -115,7 +117,9 @@ DECLARE
     v_minute timestamptz := "${schema}"._minute_of(statement_timestamp());
     v_new    boolean;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_count_published');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_count_published');
+    END IF;
     IF p_count IS NULL OR p_count <= 0 THEN
         RETURN;
     END IF;
@@ -145,7 +149,9 @@ DECLARE
     v_bound       timestamptz := v_minute - interval '2 hours';
     v_snapshotted integer := 0;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_engine_record_rates');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_record_rates');
+    END IF;
     IF coalesce(cardinality(p_namespaces), 0) > 0 THEN
         -- sorted, so that two processes flushing the same topics take their row locks in the same order
         INSERT INTO "${schema}".topic_published AS c (namespace, topic, minute, shard, published)
@@ -352,7 +358,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_plan json;
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_estimate');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_estimate');
+    END IF;
     EXECUTE 'EXPLAIN (FORMAT JSON) ' || p_query INTO v_plan;
     RETURN (v_plan -> 0 -> 'Plan' ->> 'Plan Rows')::numeric::bigint;
 END

@@ -213,25 +213,32 @@ END
 $$;
 
 
--- The first statement of every internal function that reads or writes a table, takes a lock or notifies: QU005
--- naming the function and the role unless the current role is a member of the schema's owner, of "<schema>_app"
--- or of "<schema>_operator" (a superuser is a member of every role). current_user, not session_user: inside the
--- public functions and the engine_ gates, which are SECURITY DEFINER, it is the owner and passes. The trusted Java
--- adapter calls the engine as its app login and passes. A tenant's login given EXECUTE on every function by mistake
--- is refused before the function reads anything. The pure helpers (checks of arguments, the cron and backoff rules)
--- have no guard: they compute from their arguments only.
--- On the hot path (_engine_claim, _engine_publish*, the settle functions, once per call, not per message): the first
--- IF is a simple expression (no query), catalog cache lookups only. The owner of the functions is read by a query only
--- when setup_roles() has not run, or for a caller that is refused.
+-- The guard that opens every internal function that reads or writes a table, takes a lock or notifies:
+--     IF NOT "<schema>"._is_engine_caller() THEN PERFORM "<schema>"._check_engine_caller('<function>'); END IF;
+-- Whether the current role is a member of "<schema>_app", of a superuser (PostgreSQL makes a superuser a member of
+-- every role, here of the bootstrap superuser, oid 10, whose members are superusers in all but name), of the schema's
+-- owner or of "<schema>_operator". current_user, not session_user: inside the public functions and the engine_ gates,
+-- which are SECURITY DEFINER, it is the owner and passes; the trusted Java adapter calls the engine as its app login.
+-- SQL, so that PL/pgSQL inlines it into the IF as a simple expression of catalog cache lookups: the guard runs once per
+-- call on the hot path (_engine_claim, _engine_publish*, the settle functions), where a call of a PL/pgSQL function
+-- would cost ten times as much.
+CREATE OR REPLACE FUNCTION "${schema}"._is_engine_caller() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_app')), 'MEMBER'), false)
+        OR pg_has_role(current_user, 10::oid, 'MEMBER')
+        OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_owner')), 'MEMBER'), false)
+        OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false)
+$$;
+
+
+-- The rest of the guard, for a caller _is_engine_caller() did not pass: without setup_roles() the role that migrated
+-- owns the functions and passes too; any other caller gets QU005 naming the function and the role, before the function
+-- reads anything (a tenant's login given EXECUTE on every function by mistake). The pure helpers (checks of arguments,
+-- the cron and backoff rules) have no guard: they compute from their arguments only.
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_caller(p_function text) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    IF coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_app')), 'MEMBER'), false)
-            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_owner')), 'MEMBER'), false)
-            OR coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_operator')), 'MEMBER'), false)
-            -- a superuser, also where those roles do not exist: PostgreSQL makes it a member of every role, here of
-            -- the bootstrap superuser (oid 10), whose members are superusers in all but name
-            OR pg_has_role(current_user, 10::oid, 'MEMBER') THEN
+    IF "${schema}"._is_engine_caller() THEN
         RETURN;
     END IF;
     -- without setup_roles() the role that migrated owns the functions (an index probe of pg_proc), and usually the
@@ -377,7 +384,9 @@ DECLARE
     v_guard    text;
     v_to       text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_secure_schema_objects');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_secure_schema_objects');
+    END IF;
     -- set up: the owner role exists and owns the schema
     v_set_up := to_regrole(quote_ident(v_owner)) IS NOT NULL
         AND (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = v_schema) = to_regrole(quote_ident(v_owner));
@@ -573,7 +582,9 @@ DECLARE
     v_owner  regrole;
     v_trusted text[];
 BEGIN
-    PERFORM "${schema}"._check_engine_caller('_secure_schema');
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_secure_schema');
+    END IF;
     PERFORM "${schema}"._secure_schema_objects();
     -- health() runs as the owner, and PostgreSQL shows the transactions of other logins only to members of
     -- pg_read_all_stats: without it no long transaction of another login is ever reported.

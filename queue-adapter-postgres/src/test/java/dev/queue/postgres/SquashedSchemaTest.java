@@ -296,6 +296,7 @@ class SquashedSchemaTest {
             Map.entry("function S._check_array(text,anyarray,integer,integer,boolean)",
                     "one check of array arguments: dimensions, size, NULL elements"),
             Map.entry("function S._check_engine_caller(text)", "the caller check of the internal functions: owner, app or operator role, else QU005"),
+            Map.entry("function S._is_engine_caller()", "the caller check's fast path, inlined into each internal function's guard"),
             Map.entry("function S._refuse_truncate()", TRUNCATE_GUARD),
             Map.entry("policy S.settings queue_roles", FORCED_EVERYWHERE),
             Map.entry("policy S.tenant_grants queue_roles", FORCED_EVERYWHERE),

@@ -52,7 +52,8 @@ class SqlCarelessAdministratorTest {
             "_cron_next_value", "_cron_month_days", "_cron_resolve", "_cron_change", "_cron_closest",
             "_cron_next_execution", "_cron_time_zone",
             "_schedule_next_after", "_schedule_latest", "_schedule_changed", "_schedule_not_found", "_prepare_schedule",
-            "_minute_of", "_rates_kept", "_worker_alive", "_notify_wanted", "_run_at", "_is_name", "_is_text");
+            "_minute_of", "_rates_kept", "_worker_alive", "_notify_wanted", "_run_at", "_is_name", "_is_text",
+            "_is_engine_caller");
 
     /**
      * Internal functions that only read, with the caller's rights, a table whose row-level security binds that login
