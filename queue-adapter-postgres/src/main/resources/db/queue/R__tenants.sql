@@ -213,15 +213,15 @@ END
 $$;
 
 
--- The guard that opens every internal function that reads or writes a table, takes a lock or notifies:
---     IF NOT "<schema>"._is_engine_caller() THEN PERFORM "<schema>"._check_engine_caller('<function>'); END IF;
--- Whether the current role is a member of "<schema>_app", of a superuser (PostgreSQL makes a superuser a member of
--- every role, here of the bootstrap superuser, oid 10, whose members are superusers in all but name), of the schema's
--- owner or of "<schema>_operator". current_user, not session_user: inside the public functions and the engine_ gates,
--- which are SECURITY DEFINER, it is the owner and passes; the trusted Java adapter calls the engine as its app login.
--- SQL, so that PL/pgSQL inlines it into the IF as a simple expression of catalog cache lookups: the guard runs once per
--- call on the hot path (_engine_claim, _engine_publish*, the settle functions), where a call of a PL/pgSQL function
--- would cost ten times as much.
+-- The guard that opens every internal function that reads or writes a table, takes a lock or notifies is an IF of this
+-- function, which calls _check_engine_caller('<function>') only when it is false. It says whether the current role is a
+-- member of "<schema>_app", of a superuser (PostgreSQL makes a superuser a member of every role, here of the bootstrap
+-- superuser, oid 10, whose members are superusers in all but name), of the schema's owner or of "<schema>_operator".
+-- current_user, not session_user: inside the public functions and the engine_ gates, which are SECURITY DEFINER, it is
+-- the owner and passes, and the trusted Java adapter calls the engine as its app login. SQL, so that PL/pgSQL inlines
+-- it into the IF as a simple expression of catalog cache lookups: the guard runs once per call on the hot path
+-- (_engine_claim, _engine_publish*, the settle functions), where a call of a PL/pgSQL function would cost ten times as
+-- much.
 CREATE OR REPLACE FUNCTION "${schema}"._is_engine_caller() RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(pg_has_role(current_user, to_regrole(quote_ident('${schema}_app')), 'MEMBER'), false)
@@ -232,9 +232,9 @@ $$;
 
 
 -- The rest of the guard, for a caller _is_engine_caller() did not pass: without setup_roles() the role that migrated
--- owns the functions and passes too; any other caller gets QU005 naming the function and the role, before the function
--- reads anything (a tenant's login given EXECUTE on every function by mistake). The pure helpers (checks of arguments,
--- the cron and backoff rules) have no guard: they compute from their arguments only.
+-- owns the functions and passes too, and any other caller gets QU005 naming the function and the role, before the
+-- function reads anything (a tenant's login given EXECUTE on every function by mistake). The pure helpers (checks of
+-- arguments, the cron and backoff rules) have no guard: they compute from their arguments only.
 CREATE OR REPLACE FUNCTION "${schema}"._check_engine_caller(p_function text) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
