@@ -444,6 +444,9 @@ public final class EndToEnd implements Callable<Integer> {
             double lastMinute = perSecond.subList(perSecond.size() - window, perSecond.size()).stream().mapToDouble(Double::doubleValue)
                     .average().orElse(0);
             probe.close();
+            if (hold != null) {
+                log("%s", hold.afterSummary());
+            }
             return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
                     minuteSteal, minuteProbe, warmedUp, minuteJit, hold == null ? "null" : hold.json());
         } finally {
