@@ -67,7 +67,8 @@ public final class EndToEnd implements Callable<Integer> {
     int backlog;
 
     @Option(names = "--ordering-keys", description = "publish every message (the backlog's too) with the ordering key "
-            + "k<i %% N>, i counting the messages published (0: no keys)", defaultValue = "0")
+            + "k<i %% N>, i counting the messages published (0: no keys); the handlers count overlaps and out-of-order "
+            + "starts within a key (key_overlaps, key_out_of_order)", defaultValue = "0")
     int orderingKeys;
 
     @Option(names = "--producers", description = "publishing threads (default: 4 in bulk mode, 16 in single mode)")
@@ -120,7 +121,8 @@ public final class EndToEnd implements Callable<Integer> {
     Integer holdHorizonFor;
 
     @Option(names = "--concurrency-limit", description = "set a fleet-wide limit of this many running messages on the bench's "
-            + "topic before the run (FlowControl.setLimits, docs/flow-control.md), to compare with a run without")
+            + "topic before the run (FlowControl.setLimits, docs/flow-control.md), to compare with a run without; the JSON line "
+            + "says whether the most handlers seen running at once (peak_running) stayed within it")
     Integer concurrencyLimit;
 
     @Option(names = "--rate-limit", description = "set a fleet-wide rate limit of this many starts per second on the bench's "
@@ -147,6 +149,8 @@ public final class EndToEnd implements Callable<Integer> {
     /** Counts the messages given an ordering key, so keys go round k0..k(N-1) across producers. */
     private final AtomicLong keyed = new AtomicLong();
     private final LatencyBook latency = new LatencyBook();
+    /** Set once the options are known, before the first handler runs. */
+    private HandlerWatch watch;
     private volatile boolean producing = true;
 
     public static void main(String[] args) {
@@ -175,6 +179,7 @@ public final class EndToEnd implements Callable<Integer> {
                     + orderingKeys);
         }
         int producerThreads = producers != null ? producers : (bulk ? 4 : 16);
+        watch = new HandlerWatch(orderingKeys);
         try (BenchDatabase db = BenchDatabase.open(databaseUrl)) {
             String version = db.serverVersion();
             log("PostgreSQL %s (%s), synchronous_commit=%s", version, db.embedded() ? "embedded" : "external", db.setting("synchronous_commit"));
@@ -224,6 +229,14 @@ public final class EndToEnd implements Callable<Integer> {
             long deadTuples = db.deadTuples(SCHEMA);
             Histogram total = latency.total();
             double ratio = ceiling > 0 ? result.throughput / ceiling : 0;
+            String peakWithinLimit = concurrencyLimit == null ? "null" : Boolean.toString(watch.peakRunning() <= concurrencyLimit);
+            log("handlers: at most %d running at once in the fleet%s", watch.peakRunning(), concurrencyLimit == null ? ""
+                    : String.format(Locale.ROOT, ", limit %d: %s", concurrencyLimit,
+                    watch.peakRunning() <= concurrencyLimit ? "within it" : "EXCEEDED"));
+            if (orderingKeys > 0) {
+                log("ordering keys (%d): %d overlaps, %d out of order, at most %d of a key running at once", orderingKeys,
+                        watch.keyOverlaps(), watch.keyOutOfOrder(), watch.peakRunningOfAKey());
+            }
             String json = String.format(Locale.ROOT,
                     "{\"mode\":\"%s\",\"max_backlog\":%d,\"duration_s\":%d,\"messages\":%d,\"published\":%d,\"throughput_per_s\":%.1f,\"ceiling_per_s\":%.1f,"
                             + "\"ratio\":%.3f,\"latency_p50_ms\":%.3f,\"latency_p90_ms\":%.3f,\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,"
@@ -231,7 +244,9 @@ public final class EndToEnd implements Callable<Integer> {
                             + "\"first_minute_per_s\":%.1f,\"last_minute_per_s\":%.1f,\"minutes_per_s\":%s,\"steal_pct\":%.1f,"
                             + "\"minutes_steal_pct\":%s,\"minutes_probe_ms\":%s,\"ceiling_steal_pct\":%.1f,\"dead_tuples\":%d,"
                             + "\"repeated_runs\":%d,\"durable_acks\":%b,\"warmup_s\":%.1f,\"minutes_jit_ms\":%s,\"hold\":%s,"
-                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"ordering_keys\":%d,\"handler_ms\":%d,\"postgres_version\":\"%s\"}",
+                            + "\"as_app_role\":%b,\"concurrency_limit\":%s,\"rate_limit_per_s\":%s,\"ordering_keys\":%d,\"handler_ms\":%d,"
+                            + "\"peak_running\":%d,\"peak_within_limit\":%s,\"key_overlaps\":%s,\"key_out_of_order\":%s,"
+                            + "\"key_peak_running\":%s,\"postgres_version\":\"%s\"}",
                     mode, maxBacklog, durationSeconds, result.handled, result.published, result.throughput, ceiling, ratio,
                     total.getValueAtPercentile(50) / 1000.0, total.getValueAtPercentile(90) / 1000.0,
                     total.getValueAtPercentile(99) / 1000.0, total.getMaxValue() / 1000.0, rate, backlog, producerThreads, replicas,
@@ -239,7 +254,10 @@ public final class EndToEnd implements Callable<Integer> {
                     jsonArray(result.minuteSteal), jsonArray(result.minuteProbe), ceilingSteal, deadTuples, repeated.get(),
                     durableAcks, result.warmupSeconds, jsonArray(result.minuteJitMillis), result.holdJson, asAppRole,
                     concurrencyLimit == null ? "null" : concurrencyLimit.toString(),
-                    rateLimit == null ? "null" : rateLimit.toString(), orderingKeys, handlerMillis, version.replace("\"", ""));
+                    rateLimit == null ? "null" : rateLimit.toString(), orderingKeys, handlerMillis, watch.peakRunning(), peakWithinLimit,
+                    orderingKeys == 0 ? "null" : Long.toString(watch.keyOverlaps()),
+                    orderingKeys == 0 ? "null" : Long.toString(watch.keyOutOfOrder()),
+                    orderingKeys == 0 ? "null" : Integer.toString(watch.peakRunningOfAKey()), version.replace("\"", ""));
             System.out.println(json);
             return 0;
         }
@@ -426,6 +444,9 @@ public final class EndToEnd implements Callable<Integer> {
             double lastMinute = perSecond.subList(perSecond.size() - window, perSecond.size()).stream().mapToDouble(Double::doubleValue)
                     .average().orElse(0);
             probe.close();
+            if (hold != null) {
+                log("%s", hold.afterSummary());
+            }
             return new Result(measuredHandled, measuredPublished, measuredHandled / elapsed, first, lastMinute, minuteMeans, steal,
                     minuteSteal, minuteProbe, warmedUp, minuteJit, hold == null ? "null" : hold.json());
         } finally {
@@ -440,19 +461,26 @@ public final class EndToEnd implements Callable<Integer> {
     }
 
     private void onHandle(Delivery delivery) {
-        handled.incrementAndGet();
-        if (delivery.attempt() > 1) {
-            repeated.incrementAndGet();
-        }
-        if (!delivery.headers().containsKey("backlog")) {
-            latency.started(delivery.id().value());
-        }
-        if (handlerMillis > 0) {
-            try {
-                Thread.sleep(handlerMillis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        // Unkeyed runs skip the key's Optional and its parsing: the no-op path pays two atomics for the peak.
+        int key = orderingKeys == 0 ? HandlerWatch.NO_KEY : watch.keyNumber(delivery.orderingKey().orElse(null));
+        watch.started(delivery.id().value(), key);
+        try {
+            handled.incrementAndGet();
+            if (delivery.attempt() > 1) {
+                repeated.incrementAndGet();
             }
+            if (!delivery.headers().containsKey("backlog")) {
+                latency.started(delivery.id().value());
+            }
+            if (handlerMillis > 0) {
+                try {
+                    Thread.sleep(handlerMillis);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        } finally {
+            watch.finished(key);
         }
     }
 
