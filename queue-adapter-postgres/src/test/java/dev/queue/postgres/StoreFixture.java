@@ -203,6 +203,11 @@ final class StoreFixture implements AutoCloseable {
         return ((Number) query("SELECT count(*) FROM $s." + table).get(0)).longValue();
     }
 
+    /** Whether the fixture's connections log in as a superuser (an external test database may not). */
+    boolean isSuperuser() {
+        return Boolean.TRUE.equals(query("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").get(0));
+    }
+
     void execute(String sql) {
         try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
             statement.execute(sql.replace("$s", "\"" + schema + "\""));
