@@ -32,9 +32,9 @@
 -- be older than its bucket's last refill: a bucket's time only moves forward, so that span is not refilled twice.
 -- limited says whether settling the message frees room under a running limit (a rate's tokens come back with time).
 --
--- Bitmap scans are off: a vacuum that catches up after a long-held horizon can leave the statistics saying the table
--- is almost empty, and the generic plan then reads every due row of the topic through a bitmap and sorts them, where
--- the index in claim order stops after p_limit rows. The claim's reads are all in index order, never bitmaps.
+-- Bitmap scans are off: a vacuum that catches up after a long-held horizon can leave statistics of no live rows over
+-- tens of thousands of pages, and a plan made from them reads every due row of the topic through a bitmap on the
+-- claim index and sorts them, where the index in claim order stops after p_limit rows. Its reads are in index order.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_claim(
     p_namespace text, p_topics text[], p_worker text, p_limit integer, p_lease_token bigint, p_lease_micros bigint,
     p_now timestamptz, p_async boolean, p_after_priorities integer[], p_after_run_at_micros bigint[],
