@@ -536,10 +536,13 @@ class QueueClient:
 
     def _run(self, query: sql.Composed, params: list[Any]) -> list[dict[str, Any]]:
         try:
-            with self._transaction(), self._connection.cursor(row_factory=dict_row) as cursor:
-                cursor.execute(self._context, self._context_params)
+            # pipelined: the tenant, the call and the transaction's end travel together, not one round trip each
+            with self._connection.pipeline(), self._transaction(), \
+                    self._connection.cursor(row_factory=dict_row) as cursor:
+                # a cursor of its own: in a pipeline, one cursor's fetch would answer its first statement
+                self._connection.execute(self._context, self._context_params)
                 cursor.execute(query, params)
-                return cursor.fetchall() if cursor.description else []
+                return cursor.fetchall()  # every function called returns rows (a void one, one NULL row)
         except psycopg.Error as error:
             translated = translate(error)
             if translated is error:
