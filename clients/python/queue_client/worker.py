@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import queue as queues
+import re
 import select
 import signal
 import socket
@@ -42,6 +43,10 @@ Handler = Callable[[ClaimedMessage], Any]
 log = logging.getLogger("queue_client.worker")
 
 VERSION = "queue_client-0.1.0"
+
+# The engine's name rule (_is_name). Checked here too because the worker claims on its own threads, where the
+# engine's refusal of a bad name would reach a log, not the caller.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 @dataclass
@@ -75,13 +80,13 @@ class Worker:
                  worker_id: str | None = None, schema: str = "queue", actor: str | None = None) -> None:
         if not isinstance(dsn, str):
             raise InvalidArgument(f"invalid dsn: expected a libpq connection string, got: {dsn!r}", "dsn", dsn)
-        if not isinstance(namespace, str) or not namespace:
-            raise InvalidArgument(f"invalid namespace: expected a non-empty str, got: {namespace!r}",
-                                  "namespace", namespace)
+        _check_name("namespace", namespace)
         if isinstance(topics, str) or not isinstance(topics, Sequence) or not 1 <= len(topics) <= 64 \
-                or not all(isinstance(t, str) and t for t in topics) or len(set(topics)) != len(topics):
+                or len(set(topics)) != len(topics):
             raise InvalidArgument(f"invalid topics: expected a list of 1 to 64 distinct topic names, got: {topics!r}",
                                   "topics", topics)
+        for index, topic in enumerate(topics):
+            _check_name(f"topics[{index}]", topic)
         if not callable(handler):
             raise InvalidArgument(f"invalid handler: expected a callable taking a ClaimedMessage, got: {handler!r}",
                                   "handler", handler)
@@ -167,6 +172,12 @@ class Worker:
         self._stopping.set()
         self._draining.set()
         self._wake.set()
+        self._slot_freed.set()
+        # the claimer first: a claim under way when stop() began hands its messages over before the handlers' end
+        # markers, so they are given back rather than left to their leases
+        for thread in self._threads:
+            if thread.name.endswith("claimer"):
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
         for _ in range(self.concurrency):
             self._work.put(None)
         # handlers finish (the keeper extends their leases meanwhile); messages queued behind them are given back
@@ -184,7 +195,7 @@ class Worker:
         if not self._settler_done.wait(max(0.0, deadline - time.monotonic()) + 1.0):
             clean = False
         for thread in self._threads:
-            if thread.name.endswith(("listener", "claimer", "keeper")):
+            if thread.name.endswith(("listener", "keeper")):
                 thread.join(timeout=2.0)
         log.info("worker %s stopped: %d handled, %d failed", self.worker_id, self.handled, self.failed)
         return clean
@@ -312,13 +323,15 @@ class Worker:
             try:
                 self.handler(message)
             except BaseException as error:  # noqa: BLE001 - whatever the handler raises fails the attempt
-                self.failed += 1
+                with self._lock:
+                    self.failed += 1
                 text = "".join(traceback.format_exception_only(type(error), error)).strip()
                 log.warning("worker %s: message %d of %s/%s failed: %s", self.worker_id, message.id,
                             self.namespace, message.queue, text)
                 outcome = _Outcome("nack", message, text)
             else:
-                self.handled += 1
+                with self._lock:
+                    self.handled += 1
                 outcome = _Outcome("ack", message)
             self._release_slot()
             self._outcomes.put(outcome)
@@ -419,7 +432,8 @@ class Worker:
     def _settled(self, message_id: int, done: bool, kind: str) -> None:
         held = self._forget(message_id)
         if not done:
-            self.lost_leases += 1
+            with self._lock:
+                self.lost_leases += 1
             log.warning("worker %s: %s of message %d in %s refused: the lease was no longer this worker's",
                         self.worker_id, kind, message_id, self.namespace)
         elif kind == "give_back" and held is not None:
@@ -452,7 +466,8 @@ class Worker:
                         if client.extend(held.message, self.lease):
                             held.lease_until = time.monotonic() + lease
                         elif self._forget(held.message.id) is not None:
-                            self.lost_leases += 1
+                            with self._lock:
+                                self.lost_leases += 1
                             log.warning("worker %s: lease of message %d in %s/%s lost while its handler ran",
                                         self.worker_id, held.message.id, self.namespace, held.message.queue)
                 if now >= next_beat and not self._stopping.is_set():
@@ -487,6 +502,12 @@ class Worker:
             (self.worker_id, socket.gethostname()[:255], os.getpid(), self._started_at, VERSION,
              "listen" if self._listening else "poll", Jsonb(subscriptions),
              self.heartbeat_interval))
+
+
+def _check_name(parameter: str, value: Any) -> None:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise InvalidArgument(f"invalid {parameter}: expected 1 to 64 characters: letters, digits, '.', '_' or '-', "
+                              f"starting with a letter or digit, got: {value!r}", parameter, value)
 
 
 def _check_duration(parameter: str, value: Any, low: timedelta, high: timedelta) -> None:

@@ -133,3 +133,12 @@ def test_worker_options_are_checked(dsn: str, argument: str, value: object) -> N
     with pytest.raises(InvalidArgument) as refused:
         Worker(dsn, "acme", topics, handler, **options)  # type: ignore[arg-type]
     assert refused.value.parameter == argument and refused.value.value == value
+
+
+def test_worker_refuses_a_bad_name_before_it_starts(dsn: str) -> None:
+    with pytest.raises(InvalidArgument) as topic:
+        Worker(dsn, "acme", ["ok", "not ok"], lambda m: None)
+    assert (topic.value.parameter, topic.value.value) == ("topics[1]", "not ok")
+    with pytest.raises(InvalidArgument) as namespace:
+        Worker(dsn, "-acme", ["ok"], lambda m: None)
+    assert (namespace.value.parameter, namespace.value.value) == ("namespace", "-acme")
