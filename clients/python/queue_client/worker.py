@@ -279,10 +279,13 @@ class Worker:
                 with self._connect() as connection:
                     client = self._client(connection)
                     attempt = 0
+                    backlog = False
                     while not self._stopping.is_set():
                         with self._lock:
                             free = self.concurrency - self._running
-                        if free <= 0:
+                        # While claims come back full, more is waiting: claim when half the handlers are free
+                        # rather than one at a time, since every claim costs a statement whatever its size.
+                        if free < (max(1, self.concurrency // 2) if backlog else 1):
                             self._slot_freed.wait(sweep)
                             self._slot_freed.clear()
                             continue
@@ -296,6 +299,7 @@ class Worker:
                                 self._running += 1
                         for message in claimed:
                             self._work.put(message)
+                        backlog = len(claimed) == min(free, 1000)
                         if not claimed:
                             self._wake.wait(sweep)
             except psycopg.OperationalError:
