@@ -33,8 +33,8 @@ class QueueError(Exception):
         self.message = message
         self.parameter = parameter
         self.value = value
-        if sqlstate is not None:
-            self.sqlstate = sqlstate
+        # the class's code says which SQLSTATE it stands for; the instance's, whether the engine raised it
+        self.sqlstate = sqlstate
 
 
 class InvalidArgument(QueueError, ValueError):

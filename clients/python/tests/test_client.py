@@ -208,7 +208,7 @@ def test_client_checks_name_the_python_argument(client: QueueClient) -> None:
     assert payload.value.parameter == "payload"
     with pytest.raises(InvalidArgument) as naive:
         client.push("t", {}, run_at=datetime(2030, 1, 1))
-    assert naive.value.parameter == "run_at"
+    assert naive.value.parameter == "run_at" and naive.value.sqlstate is None
     with pytest.raises(InvalidArgument) as priority:
         client.push("t", {}, priority="high")  # type: ignore[arg-type]
     assert (priority.value.parameter, priority.value.value) == ("priority", "high")
