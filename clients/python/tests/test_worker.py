@@ -142,3 +142,23 @@ def test_worker_refuses_a_bad_name_before_it_starts(dsn: str) -> None:
     with pytest.raises(InvalidArgument) as namespace:
         Worker(dsn, "-acme", ["ok"], lambda m: None)
     assert (namespace.value.parameter, namespace.value.value) == ("namespace", "-acme")
+
+
+def test_stop_gives_up_on_a_handler_stuck_past_the_timeout(dsn: str, client: QueueClient, namespace: str) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def handler(message: ClaimedMessage) -> None:
+        started.set()
+        release.wait(30)
+
+    client.push("t", {})
+    worker = Worker(dsn, namespace, ["t"], handler, concurrency=1).start()
+    try:
+        assert started.wait(10)
+        began = time.monotonic()
+        assert worker.stop(timedelta(milliseconds=300)) is False
+        assert time.monotonic() - began < 5
+        assert client.stats().running == 1  # its lease ends on its own and the message runs again elsewhere
+    finally:
+        release.set()
