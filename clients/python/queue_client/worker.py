@@ -59,7 +59,7 @@ class _Held:
 
 @dataclass
 class _Outcome:
-    kind: str  # "ack", "nack" or "give_back"
+    kind: str  # "ack", "nack", "give_back", or "flush": stop() asks the settler to finish what is queued
     message: ClaimedMessage
     error: str | None = None
 
@@ -168,7 +168,7 @@ class Worker:
         if self._stopped or self._started_at is None:
             return True
         self._stopped = True
-        deadline = time.monotonic() + (timeout or self.shutdown_timeout).total_seconds()
+        deadline = time.monotonic() + (self.shutdown_timeout if timeout is None else timeout).total_seconds()
         self._stopping.set()
         self._draining.set()
         self._wake.set()
@@ -182,15 +182,17 @@ class Worker:
             self._work.put(None)
         # handlers finish (the keeper extends their leases meanwhile); messages queued behind them are given back
         clean = True
-        while time.monotonic() < deadline:
+        while True:
             with self._lock:
-                if self._running == 0:
-                    break
+                idle = self._running == 0
+            if idle:
+                break
+            if time.monotonic() >= deadline:
+                clean = False
+                log.warning("worker %s: handlers still running after the shutdown timeout; their leases will "
+                            "expire", self.worker_id)
+                break
             time.sleep(0.01)
-        else:
-            clean = False
-            log.warning("worker %s: handlers still running after the shutdown timeout; their leases will expire",
-                        self.worker_id)
         self._outcomes.put(_Outcome("flush", None))  # type: ignore[arg-type]
         if not self._settler_done.wait(max(0.0, deadline - time.monotonic()) + 1.0):
             clean = False

@@ -9,11 +9,11 @@ from typing import Iterator
 
 import psycopg
 import pytest
-from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from queue_client import QueueClient  # noqa: E402
+from queue_client.bench import remove_namespace  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -33,19 +33,8 @@ def namespace(dsn: str) -> Iterator[str]:
     name = f"py-{uuid.uuid4().hex[:12]}"
     yield name
     remove_namespace(dsn, name)
-
-
-def remove_namespace(dsn: str, name: str) -> None:
-    """Deletes the namespace's rows from every table of the schema that has a namespace column."""
     with psycopg.connect(dsn, autocommit=True) as connection:
-        tables = connection.execute(
-            "SELECT table_name FROM information_schema.columns WHERE table_schema = 'queue' "
-            "AND column_name = 'namespace' AND table_name IN "
-            "(SELECT table_name FROM information_schema.tables WHERE table_schema = 'queue' "
-            "AND table_type = 'BASE TABLE')").fetchall()
-        for (table,) in tables:
-            connection.execute(sql.SQL("DELETE FROM queue.{} WHERE namespace = %s").format(sql.Identifier(table)),
-                               (name,))
+        # heartbeat rows are keyed by worker, not namespace
         connection.execute("DELETE FROM queue.workers w WHERE w.subscriptions::text LIKE %s", (f'%"{name}"%',))
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from queue_client import (ClaimedMessage, InvalidArgument, InvalidPayload, IsolationLevelTooStrict, NotPermitted,
                           QueueClient, ScheduleNotFound, TenantMismatch)
-from queue_client.errors import InvalidArgument as InvalidArgumentError
 from queue_client.errors import translate
 
 
@@ -220,7 +219,7 @@ def test_client_checks_name_the_python_argument(client: QueueClient) -> None:
     assert keys.value.parameter == "unique_keys[1]"
     with pytest.raises(InvalidArgument):
         QueueClient("not a connection", "acme")  # type: ignore[arg-type]
-    assert issubclass(InvalidArgumentError, ValueError)
+    assert issubclass(InvalidArgument, ValueError)
 
 
 def test_tenant_set_by_the_client_refuses_another_namespace_in_its_transaction(dsn: str, namespace: str) -> None:

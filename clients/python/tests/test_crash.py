@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
