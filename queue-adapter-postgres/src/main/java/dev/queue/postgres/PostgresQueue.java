@@ -213,7 +213,8 @@ public final class PostgresQueue implements Queue {
             WakeUps wakeUps;
             if (config.listen()) {
                 listener = new PostgresWakeUps(schema, listenSource, sessions, store::notifyChannel,
-                        PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval());
+                        PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval(),
+                        config.markPollInterval());
                 wakeUps = listener;
             } else {
                 wakeUps = PostgresWakeUps.none();
