@@ -380,8 +380,17 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 if (proxyWarned.compareAndSet(false, true)) {
                     LOG.warn("schema {}: LISTEN on the wake-up channel {} does not deliver notifications (a "
                                     + "transaction-pooling proxy such as PgBouncer in transaction mode?); wake-ups fall "
-                                    + "back to polling every {} ms. Give the queue a direct connection URL for prompt "
-                                    + "delivery.", schema, PostgresQueueConfig.channelOf(schema), pollInterval.toMillis());
+                                    + "back to polling every {} ms{}. Give the queue a direct connection URL for prompt "
+                                    + "delivery.", schema, PostgresQueueConfig.channelOf(schema), pollInterval.toMillis(),
+                            markPollInterval.isZero() || markPollInterval.compareTo(pollInterval) >= 0 ? ""
+                                    : ", and to reading the wake marks every " + markPollInterval.toMillis() + " ms");
+                    if (pg.getPrepareThreshold() > 0) {
+                        // before 1.21 PgBouncer keeps no prepared statements: the driver's would reach other sessions
+                        LOG.warn("schema {}: the connections have prepareThreshold={}; behind PgBouncer in "
+                                + "transaction mode before 1.21 statements then fail with 'prepared statement \"S_n\" "
+                                + "does not exist'. Set prepareThreshold=0 in the JDBC URL, or max_prepared_statements "
+                                + "in PgBouncer 1.21 or later", schema, pg.getPrepareThreshold());
+                    }
                 }
                 discard(opened);
                 return false;
