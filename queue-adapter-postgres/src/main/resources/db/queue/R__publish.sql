@@ -40,7 +40,8 @@ $$;
 
 
 -- Bumps one of the 16 wake marks of p_namespace (table wake_marks), in the caller's transaction: subscribers that
--- cannot LISTEN poll the marks and claim when their sum changed. The slot is any the caller can lock at once,
+-- cannot LISTEN poll the marks and claim when their sum changed. Called wherever a topic's wake-up is sent, so a
+-- publisher's notify window (and its trailing wake-up, _engine_wake) bounds the bumps as it bounds the NOTIFYs. The slot is any the caller can lock at once,
 -- starting at a random one, so that publishers neither queue on one row nor wait for a long transaction that
 -- bumped before. When another transaction holds all 16, this one bumps none: those commit a bump each, and a
 -- change this one missed is found by the subscribers' full poll. The first bump of a namespace inserts its rows.
@@ -65,6 +66,31 @@ BEGIN
         ON CONFLICT (namespace, slot) DO UPDATE SET mark = "${schema}".wake_marks.mark + 1
             WHERE "${schema}".wake_marks.slot = v_start;
     END IF;
+END
+$$;
+
+
+-- A wake-up sent on its own, after the commit of the messages it announces: the trailing wake-up of a Java
+-- publisher's notify window. Notifies the topic and bumps its namespace's wake mark.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_wake(p_namespace text, p_topic text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_wake');
+    END IF;
+    PERFORM "${schema}"._wake(p_namespace, p_topic);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_wake(p_namespace text, p_topic text) RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    PERFORM "${schema}"._engine_wake(p_namespace, p_topic);
 END
 $$;
 
@@ -287,7 +313,9 @@ BEGIN
     IF v_keyed_dup THEN
         PERFORM "${schema}"._ordering_advance(p_namespaces, p_topics, p_ordering_keys, p_now, p_notify);
     END IF;
-    PERFORM "${schema}"._bump_wake_mark(n) FROM (SELECT DISTINCT n FROM unnest(p_namespaces) AS n) AS d;
+    IF p_notify THEN
+        PERFORM "${schema}"._bump_wake_mark(n) FROM (SELECT DISTINCT n FROM unnest(p_namespaces) AS n) AS d;
+    END IF;
 END
 $$;
 
@@ -322,9 +350,11 @@ BEGIN
         RETURNING m.id
     )
     SELECT x.id FROM inserted x ORDER BY x.id;
-    PERFORM "${schema}"._bump_wake_mark(n) FROM (SELECT DISTINCT n FROM unnest(p_namespaces) AS n) AS d;
     IF cardinality(p_notify_keys) > 0 THEN
         PERFORM pg_notify('${schema}_wakeup', k) FROM unnest(p_notify_keys) AS k;
+        -- a key is "namespace/topic", and names hold no '/'
+        PERFORM "${schema}"._bump_wake_mark(d.n)
+        FROM (SELECT DISTINCT split_part(k, '/', 1) AS n FROM unnest(p_notify_keys) AS k) AS d;
     END IF;
 END
 $$;
@@ -352,9 +382,9 @@ BEGIN
                      coalesce(p_now, statement_timestamp()) + coalesce(p_delay_us, 0) * interval '1 microsecond'),
             coalesce(p_now, statement_timestamp()), p_actor)
     RETURNING id INTO v_id;
-    PERFORM "${schema}"._bump_wake_mark(p_namespace);
     IF p_notify_key IS NOT NULL THEN
         PERFORM pg_notify('${schema}_wakeup', p_notify_key);
+        PERFORM "${schema}"._bump_wake_mark(p_namespace);
     END IF;
     RETURN v_id;
 END

@@ -1,7 +1,7 @@
--- Wake marks: a counter per namespace that every publish (and the other changes that make messages claimable, see
--- _bump_wake_mark in R__publish.sql) bumps in its own transaction. A subscriber that cannot LISTEN (behind a
--- transaction pooler such as PgBouncer in transaction mode) reads the sum of its namespaces' marks every few
--- milliseconds and claims only when it changed: a primary-key read of 16 rows instead of a claim.
+-- Wake marks: a counter per namespace, bumped in the transaction of each change that makes messages claimable,
+-- wherever the topic's wake-up is sent (see _bump_wake_mark in R__publish.sql). A subscriber that cannot LISTEN
+-- (behind a transaction pooler such as PgBouncer in transaction mode) reads the sum of its namespaces' marks every
+-- few milliseconds and claims only when it changed: a primary-key read of 16 rows instead of a claim.
 --
 -- 16 slots per namespace, so that concurrent publishers do not queue on one row lock: a bump takes any slot not
 -- locked by another transaction (SKIP LOCKED) and readers sum the slots. UNLOGGED, since the marks are a hint, never the

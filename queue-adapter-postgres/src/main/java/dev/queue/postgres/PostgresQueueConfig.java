@@ -257,7 +257,7 @@ public final class PostgresQueueConfig {
      * When LISTEN delivers nothing (behind a transaction pooler such as PgBouncer in transaction mode, with no
      * direct connection for the listener), how often the queue reads the wake marks of its subscribers' namespaces:
      * one small query (table {@code wake_marks}, 16 rows per namespace) through the pool, after which only the
-     * subscribers of a namespace whose mark changed claim. Every publish bumps its namespace's mark. The full poll
+     * subscribers of a namespace whose mark changed claim. A publish bumps its namespace's mark with the wake-up it sends. The full poll
      * at the sweep interval stays as the backstop. Zero turns the marks off: subscribers then find work at the
      * sweep interval only. Unused while LISTEN works. 0 to 1 s; default 20 ms.
      */

@@ -7,6 +7,8 @@ interface WakeUpMapper {
 
     Integer wake(@Param("payload") String payload);
 
+    Integer wakeTopic(@Param("namespace") String namespace, @Param("topic") String topic);
+
     void listen();
 
     void unlisten();

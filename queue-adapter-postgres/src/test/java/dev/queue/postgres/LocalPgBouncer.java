@@ -70,10 +70,13 @@ public final class LocalPgBouncer implements AutoCloseable {
                 "server_login_retry = 1",
                 "");
         Files.writeString(ini, config, StandardCharsets.UTF_8);
-        // as root PgBouncer switches to the postgres user, who must read the files and write the log
-        for (Path path : List.of(directory, ini, users)) {
-            Files.setPosixFilePermissions(path, java.nio.file.attribute.PosixFilePermissions.fromString(
-                    Files.isDirectory(path) ? "rwxrwxrwx" : "rw-r--r--"));
+        if ("root".equals(System.getProperty("user.name"))) {
+            // PgBouncer switches to the postgres user, who must read the files and write the log and pid file
+            java.nio.file.attribute.UserPrincipalLookupService lookup =
+                    directory.getFileSystem().getUserPrincipalLookupService();
+            for (Path path : List.of(directory, ini, users)) {
+                Files.setOwner(path, lookup.lookupPrincipalByName(LocalPostgresCluster.OS_USER));
+            }
         }
         this.shutdownHook = new Thread(this::kill, "local-pgbouncer-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);

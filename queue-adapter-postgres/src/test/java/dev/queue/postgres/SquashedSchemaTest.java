@@ -303,6 +303,8 @@ class SquashedSchemaTest {
             Map.entry("constraint S.wake_marks wake_marks_pkey", WAKE_MARKS),
             Map.entry("constraint S.wake_marks wake_marks_sane", WAKE_MARKS),
             Map.entry("function S._bump_wake_mark(text)", WAKE_MARKS),
+            Map.entry("function S._engine_wake(text,text)", WAKE_MARKS),
+            Map.entry("function S.engine_wake(text,text)", WAKE_MARKS),
             Map.entry("function S._engine_wake_marks(text[])", WAKE_MARKS),
             Map.entry("function S.engine_wake_marks(text[])", WAKE_MARKS),
             Map.entry("index S.wake_marks_pkey", WAKE_MARKS),
