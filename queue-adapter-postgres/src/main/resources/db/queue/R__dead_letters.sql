@@ -147,7 +147,7 @@ BEGIN
         RETURNING d.id
     ),
     notified AS (
-        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic)
+        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic), "${schema}"._bump_wake_mark(t.namespace)
         FROM (SELECT DISTINCT x.namespace, x.topic FROM moved x WHERE x.ordering_key IS NULL) t
         WHERE p_notify
     )

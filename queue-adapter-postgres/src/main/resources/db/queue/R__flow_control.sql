@@ -272,7 +272,7 @@ BEGIN
         RETURNING m.namespace, m.topic, m.priority, m.run_at, m.id
     ),
     notified AS (
-        SELECT pg_notify('${schema}_wakeup', p.namespace || '/' || p.topic),
+        SELECT pg_notify('${schema}_wakeup', p.namespace || '/' || p.topic), "${schema}"._bump_wake_mark(p.namespace),
                pg_notify('${schema}_wakeup', 'promoted:' || p.namespace || '/' || p.topic || '/' || p.priority || '/'
                                              || (extract(epoch FROM p.run_at) * 1000000)::bigint || '/' || p.id)
         FROM (SELECT DISTINCT ON (y.namespace, y.topic) y.namespace, y.topic, y.priority, y.run_at, y.id

@@ -34,6 +34,101 @@ BEGIN
         PERFORM "${schema}"._check_engine_caller('_wake');
     END IF;
     PERFORM pg_notify('${schema}_wakeup', p_namespace || '/' || p_queue);
+    PERFORM "${schema}"._bump_wake_mark(p_namespace);
+END
+$$;
+
+
+-- Bumps one of the 16 wake marks of p_namespace (table wake_marks), in the caller's transaction: subscribers that
+-- cannot LISTEN poll the marks and claim when their sum changed. Called wherever a topic's wake-up is sent, so a
+-- publisher's notify window (and its trailing wake-up, _engine_wake) bounds the bumps as it bounds the NOTIFYs. The slot is any the caller can lock at once,
+-- starting at a random one, so that publishers neither queue on one row nor wait for a long transaction that
+-- bumped before. When another transaction holds all 16, this one bumps none: those commit a bump each, and a
+-- change this one missed is found by the subscribers' full poll. The first bump of a namespace inserts its rows.
+CREATE OR REPLACE FUNCTION "${schema}"._bump_wake_mark(p_namespace text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_start integer := floor(random() * 16)::integer;
+BEGIN
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_bump_wake_mark');
+    END IF;
+    UPDATE "${schema}".wake_marks w SET mark = w.mark + 1
+    WHERE w.namespace = p_namespace
+      AND w.slot = (SELECT x.slot FROM "${schema}".wake_marks x
+                    WHERE x.namespace = p_namespace
+                    ORDER BY (x.slot + 16 - v_start) % 16
+                    LIMIT 1
+                    FOR UPDATE SKIP LOCKED);
+    IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM "${schema}".wake_marks x WHERE x.namespace = p_namespace) THEN
+        INSERT INTO "${schema}".wake_marks (namespace, slot, mark)
+        SELECT p_namespace, s, CASE WHEN s = v_start THEN 1 ELSE 0 END FROM generate_series(0, 15) AS s
+        ON CONFLICT (namespace, slot) DO UPDATE SET mark = "${schema}".wake_marks.mark + 1
+            WHERE "${schema}".wake_marks.slot = v_start;
+    END IF;
+END
+$$;
+
+
+-- A wake-up sent on its own, after the commit of the messages it announces: the trailing wake-up of a Java
+-- publisher's notify window. Notifies the topic and bumps its namespace's wake mark.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_wake(p_namespace text, p_topic text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_wake');
+    END IF;
+    PERFORM "${schema}"._wake(p_namespace, p_topic);
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_wake(p_namespace text, p_topic text) RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+BEGIN
+    PERFORM "${schema}"._check_gate_namespace(p_namespace, false);
+    PERFORM "${schema}"._check_name('p_topic', p_topic);
+    PERFORM "${schema}"._engine_wake(p_namespace, p_topic);
+END
+$$;
+
+
+-- The wake mark of each of p_namespaces that has one (the sum of its slots): a subscriber claims again when it
+-- changed. Only what committed is seen, so a changed mark is followed by a claim that sees the new messages.
+CREATE OR REPLACE FUNCTION "${schema}"._engine_wake_marks(p_namespaces text[])
+RETURNS TABLE (namespace text, mark bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF NOT "${schema}"._is_engine_caller() THEN
+        PERFORM "${schema}"._check_engine_caller('_engine_wake_marks');
+    END IF;
+    RETURN QUERY
+    SELECT w.namespace::text, sum(w.mark)::bigint
+    FROM "${schema}".wake_marks w
+    WHERE w.namespace = ANY (p_namespaces)
+    GROUP BY w.namespace;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION "${schema}".engine_wake_marks(p_namespaces text[])
+RETURNS TABLE (namespace text, mark bigint)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, "${schema}", pg_temp
+AS $$
+DECLARE
+    v_namespace text;
+BEGIN
+    -- the namespaces first, so a tenant's login is refused for them (QU002, QU005) before any other check
+    IF p_namespaces IS NOT NULL THEN
+        FOREACH v_namespace IN ARRAY p_namespaces LOOP
+            PERFORM "${schema}"._check_gate_namespace(v_namespace, false);
+        END LOOP;
+    END IF;
+    PERFORM "${schema}"._check_array('p_namespaces', p_namespaces, 1, 1000);
+    RETURN QUERY SELECT * FROM "${schema}"._engine_wake_marks(p_namespaces);
 END
 $$;
 
@@ -218,6 +313,9 @@ BEGIN
     IF v_keyed_dup THEN
         PERFORM "${schema}"._ordering_advance(p_namespaces, p_topics, p_ordering_keys, p_now, p_notify);
     END IF;
+    IF p_notify THEN
+        PERFORM "${schema}"._bump_wake_mark(n) FROM (SELECT DISTINCT n FROM unnest(p_namespaces) AS n) AS d;
+    END IF;
 END
 $$;
 
@@ -254,6 +352,9 @@ BEGIN
     SELECT x.id FROM inserted x ORDER BY x.id;
     IF cardinality(p_notify_keys) > 0 THEN
         PERFORM pg_notify('${schema}_wakeup', k) FROM unnest(p_notify_keys) AS k;
+        -- a key is "namespace/topic", and names hold no '/'
+        PERFORM "${schema}"._bump_wake_mark(d.n)
+        FROM (SELECT DISTINCT split_part(k, '/', 1) AS n FROM unnest(p_notify_keys) AS k) AS d;
     END IF;
 END
 $$;
@@ -283,6 +384,7 @@ BEGIN
     RETURNING id INTO v_id;
     IF p_notify_key IS NOT NULL THEN
         PERFORM pg_notify('${schema}_wakeup', p_notify_key);
+        PERFORM "${schema}"._bump_wake_mark(p_namespace);
     END IF;
     RETURN v_id;
 END

@@ -72,7 +72,7 @@ BEGIN
         FROM buried b
     ),
     notified AS (
-        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic)
+        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic), "${schema}"._bump_wake_mark(t.namespace)
         FROM (SELECT DISTINCT r.namespace, r.topic FROM back r) t
         WHERE p_notify
     )

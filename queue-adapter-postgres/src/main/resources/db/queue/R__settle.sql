@@ -394,7 +394,7 @@ BEGIN
         RETURNING m.id, m.namespace, m.topic
     ),
     notified AS (
-        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic)
+        SELECT pg_notify('${schema}_wakeup', t.namespace || '/' || t.topic), "${schema}"._bump_wake_mark(t.namespace)
         FROM (SELECT DISTINCT r.namespace, r.topic FROM released r) t
         WHERE p_notify
     )

@@ -668,6 +668,19 @@ final class PostgresMessageStore implements MessageStore {
         runner.autoCommit("notify", WakeUpMapper.class, mapper -> mapper.wake(payload));
     }
 
+    /**
+     * Sends the wake-up of a topic on its own, {@code key} being "namespace/topic" (names hold no '/'): the
+     * notification and the namespace's wake mark, for the trailing wake-up of the notify window.
+     */
+    void wakeTopic(String key) {
+        int slash = key.indexOf('/');
+        if (slash <= 0) {
+            throw new IllegalArgumentException("wake-up key " + key + " is not namespace/topic");
+        }
+        runner.autoCommit("notify", WakeUpMapper.class,
+                mapper -> mapper.wakeTopic(key.substring(0, slash), key.substring(slash + 1)));
+    }
+
     // ------------------------------------------------------------------ plumbing
 
     static long micros(Duration duration) {

@@ -203,7 +203,7 @@ public final class PostgresQueue implements Queue {
             PublishRates rates = new PublishRates(new Sessions(sessions), schema);
             store.usePublishRates(rates);
             Clock clock = config.clock() != null ? new ManualTime(config.clock()) : SystemClock.pacingOnly();
-            NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::notifyChannel);
+            NotifyLimiter limiter = new NotifyLimiter(config.notifyWindow(), store::wakeTopic);
             HotTableVacuum.Config vacuumConfig = config.vacuum();
             if (!vacuumConfig.off() && owner != null) {
                 vacuum = new MaintenanceRunner(new HotTableVacuum(new Sessions(sessions), owner, vacuumConfig, schema),
@@ -213,7 +213,8 @@ public final class PostgresQueue implements Queue {
             WakeUps wakeUps;
             if (config.listen()) {
                 listener = new PostgresWakeUps(schema, listenSource, sessions, store::notifyChannel,
-                        PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval());
+                        PostgresWakeUps.DEFAULT_PROBE_TIMEOUT, config.queueOptions().sweepInterval(),
+                        config.markPollInterval());
                 wakeUps = listener;
             } else {
                 wakeUps = PostgresWakeUps.none();

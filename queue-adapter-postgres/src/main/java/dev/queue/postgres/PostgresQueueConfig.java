@@ -34,6 +34,8 @@ import java.util.regex.Pattern;
  *   <tr><td>{@link #durableAcknowledgements(boolean)}</td><td>false</td><td>claims and acknowledgements wait for
  *       their commit to reach disk; by default only a server crash can undo the last moments of them, and those
  *       messages run again</td></tr>
+ *   <tr><td>{@link #markPollInterval(Duration)}</td><td>20 ms</td><td>where LISTEN delivers nothing (a
+ *       transaction pooler), how often subscribers read the wake marks; 0: off</td></tr>
  *   <tr><td>{@link #clock(ManualClock)}</td><td>none: the database clock decides</td><td>for tests: a manual clock,
  *       whose time every statement uses</td></tr>
  * </table>
@@ -51,6 +53,8 @@ public final class PostgresQueueConfig {
     public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(2);
     /** How often a queue checks the hot table's dead row versions and vacuums past 20,000. */
     public static final Duration DEFAULT_VACUUM_INTERVAL = Duration.ofSeconds(2);
+    /** How often a subscriber that cannot LISTEN reads the wake marks (see {@link #markPollInterval(Duration)}). */
+    public static final Duration DEFAULT_MARK_POLL_INTERVAL = Duration.ofMillis(20);
     public static final int MAX_POOL_SIZE = 1000;
     /** Lower-case, so the name means the same quoted or not; short enough for the derived channel name. */
     static final Pattern SCHEMA_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
@@ -66,11 +70,14 @@ public final class PostgresQueueConfig {
     private final Duration vacuumInterval;
     private final boolean durableAcknowledgements;
     private final String actor;
+    private final Duration markPollInterval;
 
     private PostgresQueueConfig(String schema, QueueOptions queueOptions, int poolSize, boolean migrateOnStart,
                                 CompletedRetention completedRetention, boolean listen, ManualClock clock, Duration notifyWindow,
-                                Duration vacuumInterval, boolean durableAcknowledgements, String actor) {
+                                Duration vacuumInterval, boolean durableAcknowledgements, String actor,
+                                Duration markPollInterval) {
         this.schema = schema;
+        this.markPollInterval = markPollInterval;
         this.actor = actor;
         this.queueOptions = queueOptions;
         this.poolSize = poolSize;
@@ -96,8 +103,10 @@ public final class PostgresQueueConfig {
         Duration vacuumInterval;
         boolean durableAcknowledgements;
         String actor;
+        Duration markPollInterval;
 
         Values(PostgresQueueConfig from) {
+            markPollInterval = from.markPollInterval;
             actor = from.actor;
             schema = from.schema;
             queueOptions = from.queueOptions;
@@ -117,7 +126,8 @@ public final class PostgresQueueConfig {
         Values next = new Values(this);
         change.accept(next);
         return new PostgresQueueConfig(next.schema, next.queueOptions, next.poolSize, next.migrateOnStart, next.completedRetention,
-                next.listen, next.clock, next.notifyWindow, next.vacuumInterval, next.durableAcknowledgements, next.actor);
+                next.listen, next.clock, next.notifyWindow, next.vacuumInterval, next.durableAcknowledgements, next.actor,
+                next.markPollInterval);
     }
 
     /**
@@ -126,7 +136,8 @@ public final class PostgresQueueConfig {
      */
     public static PostgresQueueConfig defaults() {
         return new PostgresQueueConfig(DEFAULT_SCHEMA, QueueOptions.defaults(), DEFAULT_POOL_SIZE, true,
-                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL, false, null);
+                CompletedRetention.DELETE, true, null, DEFAULT_NOTIFY_WINDOW, DEFAULT_VACUUM_INTERVAL, false, null,
+                DEFAULT_MARK_POLL_INTERVAL);
     }
 
     /**
@@ -243,6 +254,23 @@ public final class PostgresQueueConfig {
     }
 
     /**
+     * When LISTEN delivers nothing (behind a transaction pooler such as PgBouncer in transaction mode, with no
+     * direct connection for the listener), how often the queue reads the wake marks of its subscribers' namespaces:
+     * one small query (table {@code wake_marks}, 16 rows per namespace) through the pool, after which only the
+     * subscribers of a namespace whose mark changed claim. A publish bumps its namespace's mark with the wake-up it sends. The full poll
+     * at the sweep interval stays as the backstop. Zero turns the marks off: subscribers then find work at the
+     * sweep interval only. Unused while LISTEN works. 0 to 1 s; default 20 ms.
+     */
+    public PostgresQueueConfig markPollInterval(Duration value) {
+        checkMarkPollInterval(value);
+        return with(next -> next.markPollInterval = value);
+    }
+
+    public Duration markPollInterval() {
+        return markPollInterval;
+    }
+
+    /**
      * Whether claims and acknowledgements wait, like every other commit, until the database has flushed their
      * commit record to disk. By default they do not (their statements set {@code synchronous_commit} to off for
      * their own transaction): they are the queue's bookkeeping, two commits per message beside the publish, and
@@ -296,6 +324,7 @@ public final class PostgresQueueConfig {
         checkPoolSize(poolSize);
         checkCompletedRetention(completedRetention);
         checkNotifyWindow(notifyWindow);
+        checkMarkPollInterval(markPollInterval);
         vacuum();
         return this;
     }
@@ -324,6 +353,12 @@ public final class PostgresQueueConfig {
         }
     }
 
+    private static void checkMarkPollInterval(Duration value) {
+        if (value == null || value.isNegative() || value.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new InvalidInputException("markPollInterval", value, "0 (off) to 1 s");
+        }
+    }
+
     static void checkSchema(String value) {
         if (value == null || !SCHEMA_NAME.matcher(value).matches() || value.startsWith("pg_")) {
             throw new InvalidInputException("schema", value,
@@ -336,7 +371,8 @@ public final class PostgresQueueConfig {
     public String toString() {
         return "PostgresQueueConfig{schema=" + schema + ", poolSize=" + poolSize + ", migrateOnStart=" + migrateOnStart
                 + ", completedRetention=" + completedRetention + ", listen=" + listen + ", notifyWindow=" + notifyWindow
-                + ", vacuumInterval=" + vacuumInterval + ", durableAcknowledgements=" + durableAcknowledgements
+                + ", vacuumInterval=" + vacuumInterval + ", markPollInterval=" + markPollInterval
+                + ", durableAcknowledgements=" + durableAcknowledgements
                 + ", actor=" + (actor == null ? "none" : actor)
                 + ", clock=" + (clock == null ? "database" : "manual " + clock.now()) + ", queueOptions=" + queueOptions + '}';
     }

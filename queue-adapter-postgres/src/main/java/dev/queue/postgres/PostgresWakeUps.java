@@ -39,7 +39,10 @@ import java.util.function.Consumer;
  *       listening again calls every listener once, because notifications sent meanwhile are lost.</li>
  *   <li>Transaction-pooling proxies (PgBouncer in transaction mode) accept LISTEN but never deliver. After each
  *       LISTEN a probe notification is sent through the pool; when it does not arrive within the probe timeout,
- *       the class logs one warning and from then on calls every listener each poll interval instead.</li>
+ *       the class logs one warning and from then on calls every listener each poll interval instead. Between
+ *       those full polls it reads the wake marks of the listeners' namespaces every mark poll interval (through
+ *       the pool, one small query) and calls the listeners of a namespace whose mark changed: a publish is picked
+ *       up within about that interval, and a subscriber claims only when there is news.</li>
  *   <li>Either way a lost wake-up only costs latency: the subscriber runtime also sweeps on its own.</li>
  * </ul>
  */
@@ -73,6 +76,10 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private final Consumer<String> probeSender;
     private final Duration probeTimeout;
     private final Duration pollInterval;
+    private final Duration markPollInterval;
+    /** The last wake mark read per namespace; a namespace missing here has not been read yet. */
+    private final java.util.Map<String, Long> marks = new java.util.HashMap<>();
+    private boolean markFailureLogged;
     private final ConcurrentHashMap<String, CopyOnWriteArrayList<Listener>> byTopic = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CopyOnWriteArrayList<PromotionListener>> promotionsByTopic = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
@@ -92,6 +99,13 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
 
     PostgresWakeUps(String schema, ConnectionSource source, SqlSessionFactory sessions, Consumer<String> probeSender,
                     Duration probeTimeout, Duration pollInterval) {
+        this(schema, source, sessions, probeSender, probeTimeout, pollInterval, Duration.ZERO);
+    }
+
+    /** With {@code markPollInterval} above zero, a polling instance reads the wake marks that often. */
+    PostgresWakeUps(String schema, ConnectionSource source, SqlSessionFactory sessions, Consumer<String> probeSender,
+                    Duration probeTimeout, Duration pollInterval, Duration markPollInterval) {
+        this.markPollInterval = Objects.requireNonNull(markPollInterval, "markPollInterval");
         this.schema = Objects.requireNonNull(schema, "schema");
         this.source = Objects.requireNonNull(source, "source");
         this.sessions = Objects.requireNonNull(sessions, "sessions");
@@ -281,11 +295,26 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
     private void run() {
         int failures = 0;
         long lastTraffic = System.nanoTime();
+        long nextFullPoll = 0;
         while (!closed) {
             if (polling) {
-                pause(pollInterval);
-                if (!closed) {
+                if (markPollInterval.isZero() || markPollInterval.compareTo(pollInterval) >= 0) {
+                    pause(pollInterval);
+                    if (!closed) {
+                        wakeAll();
+                    }
+                    continue;
+                }
+                pause(markPollInterval);
+                if (closed) {
+                    break;
+                }
+                if (System.nanoTime() - nextFullPoll >= 0) {
+                    nextFullPoll = System.nanoTime() + pollInterval.toNanos();
+                    readMarks(false);
                     wakeAll();
+                } else {
+                    readMarks(true);
                 }
                 continue;
             }
@@ -351,8 +380,17 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 if (proxyWarned.compareAndSet(false, true)) {
                     LOG.warn("schema {}: LISTEN on the wake-up channel {} does not deliver notifications (a "
                                     + "transaction-pooling proxy such as PgBouncer in transaction mode?); wake-ups fall "
-                                    + "back to polling every {} ms. Give the queue a direct connection URL for prompt "
-                                    + "delivery.", schema, PostgresQueueConfig.channelOf(schema), pollInterval.toMillis());
+                                    + "back to polling every {} ms{}. Give the queue a direct connection URL for prompt "
+                                    + "delivery.", schema, PostgresQueueConfig.channelOf(schema), pollInterval.toMillis(),
+                            markPollInterval.isZero() || markPollInterval.compareTo(pollInterval) >= 0 ? ""
+                                    : ", and to reading the wake marks every " + markPollInterval.toMillis() + " ms");
+                    if (pg.getPrepareThreshold() > 0) {
+                        // before 1.21 PgBouncer keeps no prepared statements: the driver's would reach other sessions
+                        LOG.warn("schema {}: the connections have prepareThreshold={}; behind PgBouncer in "
+                                + "transaction mode before 1.21 statements then fail with 'prepared statement \"S_n\" "
+                                + "does not exist'. Set prepareThreshold=0 in the JDBC URL, or max_prepared_statements "
+                                + "in PgBouncer 1.21 or later", schema, pg.getPrepareThreshold());
+                    }
                 }
                 discard(opened);
                 return false;
@@ -469,6 +507,46 @@ final class PostgresWakeUps implements WakeUps, AutoCloseable {
                 target.onPromoted.accept(topicKey.substring(target.namespace.length() + 1), position);
             } catch (RuntimeException e) {
                 LOG.warn("promotion listener of namespace {} failed for {}", target.namespace, payload, e);
+            }
+        }
+    }
+
+    /**
+     * Reads the wake marks of the listeners' namespaces and, when {@code wake}, calls the listeners of each
+     * namespace whose mark changed (or appeared). A failure is logged once until a read works again: the full
+     * poll still finds the work.
+     */
+    private void readMarks(boolean wake) {
+        java.util.Set<String> namespaces = new java.util.TreeSet<>();
+        for (Listener listener : listeners) {
+            namespaces.add(listener.namespace);
+        }
+        if (namespaces.isEmpty()) {
+            return;
+        }
+        List<WakeUpMapper.WakeMark> read;
+        try (SqlSession session = sessions.openSession(true)) {
+            read = session.getMapper(WakeUpMapper.class).wakeMarks(namespaces.toArray(String[]::new));
+        } catch (RuntimeException e) {
+            if (!markFailureLogged) {
+                markFailureLogged = true;
+                LOG.warn("schema {}: cannot read the wake marks of namespaces {} ({}); subscribers find work by the "
+                        + "poll every {} ms until a read works", schema, namespaces, e.getMessage(), pollInterval.toMillis());
+            }
+            return;
+        }
+        if (markFailureLogged) {
+            markFailureLogged = false;
+            LOG.info("schema {}: reading the wake marks again", schema);
+        }
+        for (WakeUpMapper.WakeMark mark : read) {
+            Long before = marks.put(mark.namespace(), mark.mark());
+            if (wake && (before == null || before != mark.mark())) {
+                for (Listener listener : listeners) {
+                    if (listener.namespace.equals(mark.namespace())) {
+                        listener.wake(null);
+                    }
+                }
             }
         }
     }

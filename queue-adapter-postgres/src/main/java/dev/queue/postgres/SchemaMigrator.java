@@ -59,7 +59,8 @@ final class SchemaMigrator {
      * changed): the version is what tells an older replica that the schema is newer than it.
      */
     static final List<Migration> MIGRATIONS = List.of(
-            new Migration(1, "baseline"));
+            new Migration(1, "baseline"),
+            new Migration(2, "wake_marks"));
 
     /**
      * In the order this migrator applies them. No file calls into another while it is applied, so any order works,

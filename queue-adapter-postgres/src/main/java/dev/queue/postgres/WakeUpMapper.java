@@ -7,6 +7,8 @@ interface WakeUpMapper {
 
     Integer wake(@Param("payload") String payload);
 
+    Integer wakeTopic(@Param("namespace") String namespace, @Param("topic") String topic);
+
     void listen();
 
     void unlisten();
@@ -14,4 +16,11 @@ interface WakeUpMapper {
     int backendPid();
 
     Integer ping();
+
+    /** The wake mark of each namespace that has one; a namespace nothing was published to yet has none. */
+    java.util.List<WakeMark> wakeMarks(@Param("namespaces") String[] namespaces);
+
+    /** The sum of a namespace's wake mark slots: it changes whenever something there became claimable. */
+    record WakeMark(String namespace, long mark) {
+    }
 }

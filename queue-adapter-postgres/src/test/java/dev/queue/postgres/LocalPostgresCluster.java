@@ -14,6 +14,11 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.UserPrincipalLookupService;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -25,8 +30,8 @@ import java.util.stream.Stream;
 /**
  * A throwaway PostgreSQL cluster of the operating system's own server binaries (Debian's {@code postgresql-15},
  * {@code /usr/lib/postgresql/15/bin}), for tests that need what the embedded server of {@link PostgresTestServer}
- * cannot give: extensions of Debian packages ({@code plpgsql_check}), and later a PgBouncer in front or a
- * streaming replica behind.
+ * cannot give: extensions of Debian packages ({@code plpgsql_check}), a {@link LocalPgBouncer} in front, or a
+ * streaming standby behind ({@link Builder#standbyOf}) to promote.
  *
  * <p>{@link #startNew()} (or {@link #builder()} with extra settings) runs {@code initdb} (superuser
  * {@code postgres}, trust authentication, UTF-8, locale C) into a new temporary directory, picks a free port, listens
@@ -79,8 +84,15 @@ public final class LocalPostgresCluster implements AutoCloseable {
                 view.setOwner(users.lookupPrincipalByName(OS_USER));
                 view.setGroup(group);
             }
-            run(List.of(program("initdb"), "-D", data.toString(), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
-                    "--locale=C", "--no-instructions"), "initdb");
+            if (builder.primary == null) {
+                run(List.of(program("initdb"), "-D", data.toString(), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
+                        "--locale=C", "--no-instructions"), "initdb");
+            } else {
+                // -R writes standby.signal and primary_conninfo; the copied postgresql.conf gets our lines below
+                run(List.of(program("pg_basebackup"), "-D", data.toString(), "-h", "localhost", "-p",
+                        Integer.toString(builder.primary.port()), "-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast"),
+                        "pg_basebackup");
+            }
             this.port = freePort();
             StringBuilder conf = new StringBuilder("\n# LocalPostgresCluster\n");
             Map<String, String> settings = new LinkedHashMap<>();
@@ -127,7 +139,7 @@ public final class LocalPostgresCluster implements AutoCloseable {
     }
 
     private static String unavailableReason(Path binaries) {
-        for (String name : List.of("initdb", "pg_ctl", "postgres")) {
+        for (String name : List.of("initdb", "pg_ctl", "postgres", "pg_basebackup")) {
             if (!Files.isExecutable(binaries.resolve(name))) {
                 return "no " + binaries.resolve(name) + " (apt-get install postgresql-15)";
             }
@@ -214,6 +226,73 @@ public final class LocalPostgresCluster implements AutoCloseable {
                     data.toString()), "pg_ctl stop");
             running = false;
         }
+    }
+
+    /**
+     * Stops the server as a crash would ({@code pg_ctl stop -m immediate}): no shutdown checkpoint, sessions cut,
+     * whatever a standby has not received stays behind.
+     */
+    public synchronized void stopImmediately() {
+        if (running) {
+            run(List.of(program("pg_ctl"), "stop", "-w", "-t", Long.toString(TIMEOUT_SECONDS), "-m", "immediate",
+                    "-D", data.toString()), "pg_ctl stop -m immediate");
+            running = false;
+        }
+    }
+
+    /**
+     * Makes every commit of this server wait until a standby has flushed it ({@code synchronous_standby_names =
+     * '*'}, {@code synchronous_commit = on}); with no standby connected, commits wait. Set after the standby's
+     * base backup, so the standby does not copy it.
+     */
+    public void requireSynchronousStandby() {
+        alterSystem("ALTER SYSTEM SET synchronous_standby_names = '*'", "ALTER SYSTEM SET synchronous_commit = on");
+    }
+
+    /** True once this server replays WAL as a standby ({@code pg_is_in_recovery()}). */
+    public boolean inRecovery() {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl());
+             Statement statement = connection.createStatement();
+             ResultSet result = statement.executeQuery("SELECT pg_is_in_recovery()")) {
+            result.next();
+            return result.getBoolean(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot ask " + jdbcUrl() + " whether it is a standby", e);
+        }
+    }
+
+    /**
+     * Promotes this standby to a primary ({@code pg_ctl promote -w}), and clears a synchronous_standby_names it may
+     * have copied from its primary: the promoted server has no standby, and would make every commit wait for one.
+     */
+    public synchronized void promote() {
+        run(List.of(program("pg_ctl"), "promote", "-w", "-t", Long.toString(TIMEOUT_SECONDS), "-D", data.toString()),
+                "pg_ctl promote");
+        alterSystem("ALTER SYSTEM RESET synchronous_standby_names");
+    }
+
+    private void alterSystem(String... statements) {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl());
+             Statement statement = connection.createStatement()) {
+            for (String sql : statements) {
+                statement.execute(sql);
+            }
+            statement.execute("SELECT pg_reload_conf()");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot change the settings of " + jdbcUrl() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A pgjdbc URL naming every server, for a client that follows the primary: {@code targetServerType=primary}
+     * makes the driver try them in order and keep the one that accepts writes.
+     */
+    public static String multiHostUrl(List<LocalPostgresCluster> servers, String database) {
+        StringBuilder hosts = new StringBuilder();
+        for (LocalPostgresCluster server : servers) {
+            hosts.append(hosts.length() == 0 ? "" : ",").append("localhost:").append(server.port());
+        }
+        return "jdbc:postgresql://" + hosts + "/" + database + "?user=" + SUPERUSER + "&targetServerType=primary";
     }
 
     /** Stops the server and deletes its directory. */
@@ -317,8 +396,18 @@ public final class LocalPostgresCluster implements AutoCloseable {
 
         private Path binaries = DEBIAN_BINARIES;
         private final Map<String, String> settings = new LinkedHashMap<>();
+        private LocalPostgresCluster primary;
 
         private Builder() {
+        }
+
+        /**
+         * A streaming standby of {@code primary} ({@code pg_basebackup -R -X stream}) instead of a new cluster: it
+         * replays what the primary writes until {@link #promote()}. The primary's default WAL settings suffice.
+         */
+        public Builder standbyOf(LocalPostgresCluster primary) {
+            this.primary = primary;
+            return this;
         }
 
         /** A directory with initdb, pg_ctl and postgres other than Debian's PostgreSQL 15. */

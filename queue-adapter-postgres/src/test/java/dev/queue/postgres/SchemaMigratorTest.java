@@ -147,6 +147,25 @@ class SchemaMigratorTest {
     }
 
     @Test
+    void aSchemaOfTheBaselineGetsTheWakeMarksAsMigrationTwo() {
+        String schema = newSchema();
+        SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
+        String q = "\"" + schema + "\"";
+        // what an install of the 0.1.0 baseline holds: version 1 only, and function files of other content
+        execute("DROP TABLE " + q + ".wake_marks");
+        execute("DELETE FROM " + q + ".schema_version WHERE version = 2");
+        execute("UPDATE " + q + ".schema_functions SET checksum = 0");
+
+        List<String> applied = SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
+        assertThat(applied.get(0)).isEqualTo("2");
+        assertThat(applied).contains("R__publish.sql");
+        try (PostgresQueue queue = PostgresQueue.create(pool, PostgresQueueConfig.defaults().schema(schema).listen(false))) {
+            queue.namespace("acme").publish("email", "{}");
+        }
+        assertThat(query("SELECT sum(mark)::bigint FROM " + q + ".wake_marks WHERE namespace = 'acme'")).containsExactly(1L);
+    }
+
+    @Test
     void aSchemaNewerThanTheLibraryIsRefusedNamingBothVersionsAndKeepsItsFunctions() {
         String schema = newSchema();
         SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
@@ -227,7 +246,7 @@ class SchemaMigratorTest {
         String schema = newSchema();
         SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
         assertThat(query("SELECT count(*) FROM pg_policies WHERE schemaname = '" + schema + "' AND policyname = 'tenant_isolation'"))
-                .containsExactly(17L);
+                .containsExactly(18L);
     }
 
     private static List<Object> allVersions() {

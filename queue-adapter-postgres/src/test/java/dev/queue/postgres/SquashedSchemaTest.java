@@ -67,6 +67,8 @@ class SquashedSchemaTest {
     private static final String FORCED_EVERYWHERE =
             "row-level security forced on every table, with policies for the queue's roles only";
     private static final String QUEUE_ROLES_ONLY = "the policy is for the queue's roles (owner, app, operator), not PUBLIC";
+    /** Issue 50: what subscribers behind a transaction pooler poll instead of claiming (migration 2). */
+    private static final String WAKE_MARKS = "wake marks, bumped where messages become claimable, polled where LISTEN cannot reach";
     private static final String TRUNCATE_GUARD = "TRUNCATE, which row-level security does not bind, refused to untrusted logins";
 
     /**
@@ -293,6 +295,26 @@ class SquashedSchemaTest {
 
     /** Objects that work after the squash added: each key with why. */
     private static final Map<String, String> ADDED_LATER = later(
+            Map.entry("column S.wake_marks.1", WAKE_MARKS),
+            Map.entry("column S.wake_marks.2", WAKE_MARKS),
+            Map.entry("column S.wake_marks.3", WAKE_MARKS),
+            Map.entry("column S.wake_marks_pkey.1", WAKE_MARKS),
+            Map.entry("column S.wake_marks_pkey.2", WAKE_MARKS),
+            Map.entry("constraint S.wake_marks wake_marks_pkey", WAKE_MARKS),
+            Map.entry("constraint S.wake_marks wake_marks_sane", WAKE_MARKS),
+            Map.entry("function S._bump_wake_mark(text)", WAKE_MARKS),
+            Map.entry("function S._engine_wake(text,text)", WAKE_MARKS),
+            Map.entry("function S.engine_wake(text,text)", WAKE_MARKS),
+            Map.entry("function S._engine_wake_marks(text[])", WAKE_MARKS),
+            Map.entry("function S.engine_wake_marks(text[])", WAKE_MARKS),
+            Map.entry("index S.wake_marks_pkey", WAKE_MARKS),
+            Map.entry("policy S.wake_marks tenant_isolation", WAKE_MARKS),
+            Map.entry("policy S.wake_marks trusted_roles", WAKE_MARKS),
+            Map.entry("relation S.wake_marks", WAKE_MARKS),
+            Map.entry("relation S.wake_marks_pkey", WAKE_MARKS),
+            Map.entry("trigger wake_marks_truncate", WAKE_MARKS),
+            Map.entry("type S.wake_marks", WAKE_MARKS),
+            Map.entry("type S.wake_marks[]", WAKE_MARKS),
             Map.entry("function S._check_array(text,anyarray,integer,integer,boolean)",
                     "one check of array arguments: dimensions, size, NULL elements"),
             Map.entry("function S._check_engine_caller(text)", "the caller check of the internal functions: owner, app or operator role, else QU005"),

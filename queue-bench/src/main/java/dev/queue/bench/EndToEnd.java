@@ -89,6 +89,10 @@ public final class EndToEnd implements Callable<Integer> {
             defaultValue = "2")
     int notifyWindowMs;
 
+    @Option(names = "--mark-poll-ms", description = "where LISTEN delivers nothing (a --database-url through a transaction "
+            + "pooler), how often subscribers read the wake marks, in ms; 0: off (the full poll only)", defaultValue = "20")
+    int markPollMs;
+
     @Option(names = "--replicas", description = "subscriber stacks, each with its own pool", defaultValue = "2")
     int replicas;
 
@@ -320,7 +324,7 @@ public final class EndToEnd implements Callable<Integer> {
         QueueOptions options = QueueOptions.defaults().defaultMaxAttempts(3);
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(SCHEMA).queueOptions(options)
                 .vacuumInterval(Duration.ofSeconds(vacuumIntervalSeconds)).notifyWindow(Duration.ofMillis(notifyWindowMs))
-                .durableAcknowledgements(durableAcks);
+                .markPollInterval(Duration.ofMillis(markPollMs)).durableAcknowledgements(durableAcks);
         List<AutoCloseable> resources = new ArrayList<>();
         if (asAppRole) {
             // the schema's owner migrates and sets up the roles; the queue's pools log in as a member of the app role

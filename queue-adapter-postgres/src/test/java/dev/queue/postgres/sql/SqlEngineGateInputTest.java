@@ -72,6 +72,8 @@ class SqlEngineGateInputTest {
                 "SELECT * FROM queue.engine_purge_audited(%1$s, 'email', NULL, 10, NULL)",
                 "SELECT queue.engine_pause_topic(%1$s, 'email', true, NULL, false, NULL)",
                 "SELECT * FROM queue.engine_paused_topics(%1$s)",
+                "SELECT * FROM queue.engine_wake_marks(ARRAY[%1$s])",
+                "SELECT queue.engine_wake(%1$s, 'email')",
                 "SELECT queue.engine_set_ordering(%1$s, 'email', 'continue', NULL, false, NULL)",
                 "SELECT queue.engine_ordering(%1$s, 'email')",
                 "SELECT queue.engine_set_topic_limits(%1$s, 'email', 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, NULL)",
@@ -114,7 +116,7 @@ class SqlEngineGateInputTest {
         }
         List<Map<String, Object>> gates = db.rows("SELECT DISTINCT p.proname::text AS name FROM pg_proc p "
                 + "WHERE p.pronamespace = 'queue'::regnamespace AND p.proname LIKE 'engine\\_%'");
-        assertThat(gates).hasSize(35);
+        assertThat(gates).hasSize(37);
         for (Map<String, Object> gate : gates) {
             assertThat(called).contains((String) gate.get("name"));
         }
