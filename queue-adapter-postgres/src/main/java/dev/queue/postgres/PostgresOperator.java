@@ -2,7 +2,6 @@ package dev.queue.postgres;
 
 import dev.queue.api.InvalidInputException;
 import dev.queue.api.ScheduleNotFoundException;
-import dev.queue.domain.rules.InputRules;
 import org.apache.ibatis.session.SqlSession;
 import org.apache.ibatis.session.SqlSessionFactory;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -20,6 +19,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * What an operator asks of a queue's schema, without running a queue: the live workers, health warnings, why a
@@ -34,6 +34,8 @@ import java.util.Map;
 public final class PostgresOperator {
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresOperator.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final String NAME_RULE = "1 to 64 characters: letters, digits, '.', '_' or '-', starting with a letter or digit";
     /** Rows a redrive or purge takes per transaction at most (the SQL functions' own bound). */
     public static final int MAX_BATCH = 10_000;
     /** Pending, running and dead messages of a topic counted exactly up to this many; estimated past it. */
@@ -682,7 +684,9 @@ public final class PostgresOperator {
     }
 
     private static void name(String argument, String value) {
-        InputRules.requireName(argument, value);
+        if (value == null || !NAME.matcher(value).matches()) {
+            throw new InvalidInputException(argument, value, NAME_RULE);
+        }
     }
 
     private static void optionalName(String argument, String value) {

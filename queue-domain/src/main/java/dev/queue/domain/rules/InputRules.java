@@ -159,16 +159,6 @@ public final class InputRules {
     }
 
     private static void name(String argument, String value) {
-        requireName(argument, value);
-    }
-
-    /**
-     * Fails unless {@code value} is a name of a namespace, topic or worker group: the one name rule, for every module
-     * that takes names from users (the operator's reads and changes, the command line, the dashboard).
-     *
-     * @throws InvalidNameException naming the argument and the value
-     */
-    public static void requireName(String argument, String value) {
         if (!isName(value)) {
             throw new InvalidNameException(argument, value, NAME_RULE);
         }
