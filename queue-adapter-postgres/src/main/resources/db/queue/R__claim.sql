@@ -17,9 +17,10 @@
 -- Claims up to p_limit messages of p_topics, in the order given. Without limits on any of them, one statement claims
 -- from every topic: after the claimer's position in the topic (p_after_*, where messages of a more urgent priority
 -- are read from the head), or, with p_behind, from the head up to the position only: rows another claim holds are
--- skipped (FOR UPDATE SKIP LOCKED). A topic whose only limit is a topic-wide rate claims the same way under the
--- shared lock, at most the tokens of its bucket, whose row it locks (created when missing, in topic name order, as
--- the advisory locks are): concurrent claims of the topic queue on that row. Other limited topics claim under the
+-- skipped (FOR NO KEY UPDATE SKIP LOCKED, which a publisher's FOR KEY SHARE lock from _ordering_free lets through).
+-- A topic whose only limit is a topic-wide rate claims the same way under the shared lock, at most the tokens of its
+-- bucket, whose row it locks (created when missing, in topic name order, as the advisory locks are): concurrent
+-- claims of the topic queue on that row. Other limited topics claim under the
 -- exclusive lock from the head of the claim order, without row locks: the room their running limits leave is counted
 -- through limit_holders, and their rates spend the tokens of limit_buckets. A limit set between the first read of
 -- topic_limits and the lock is seen by a second read after it: the topic is left out of this claim, whose lock is
@@ -116,7 +117,7 @@ BEGIN
                            ELSE 9223372036854775807 END)
                 ORDER BY m.priority, m.run_at, m.id
                 LIMIT (SELECT p_limit)
-                FOR UPDATE SKIP LOCKED
+                FOR NO KEY UPDATE SKIP LOCKED
             ) c
             WHERE (r.part = 1 OR (t.after_id IS NOT NULL AND NOT coalesce(t.behind, false)))
               AND NOT (t.topic = ANY (v_paused))
@@ -216,7 +217,7 @@ BEGIN
                                ELSE 9223372036854775807 END)
                     ORDER BY m.priority, m.run_at, m.id
                     LIMIT v_room
-                    FOR UPDATE SKIP LOCKED
+                    FOR NO KEY UPDATE SKIP LOCKED
                 ) c
                 WHERE (r.part = 1 OR (t.after_id IS NOT NULL AND NOT coalesce(t.behind, false)))
                 ORDER BY r.part, c.priority, c.run_at, c.id

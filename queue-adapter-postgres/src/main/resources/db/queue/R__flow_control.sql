@@ -7,8 +7,10 @@
 -- message against them. An ordering key runs its messages one at a time in id order, and behind a dead letter waits
 -- or goes on by its topic's choice (topic_ordering). Only the head of a key is pending or running: its successors
 -- wait in the state 'waiting', which the claim index does not hold, and _ordering_advance promotes the next one in
--- the transaction that settles the head, under an advisory lock per key (_ordering_lock). Limits count running
--- messages through limit_holders and ration starts with token buckets in limit_buckets, both kept by the claim.
+-- the transaction that settles the head. Publishers of a key and promoters of a key each take an advisory lock of
+-- their own per key (_ordering_lock), and meet only at the row a publish locks (_ordering_free_keys). Limits count
+-- running messages through limit_holders and ration starts with token buckets in limit_buckets, both kept by the
+-- claim.
 --
 -- For psql users: pause_queue, resume_queue, list_paused_queues, set_queue_ordering, get_queue_ordering,
 -- set_queue_limits, list_queue_limits and clear_queue_limits. For the Java adapter: the _engine_ functions here,
@@ -143,14 +145,17 @@ END
 $$;
 
 
--- Locks the keys given (arrays of equal length, NULL keys skipped) for the rest of the transaction, in the order of
--- their lock values. A collision of two keys' values only makes them wait for each other. The two-int form never meets
--- the one-bigint locks of the topics. A keyed publish takes these before it draws ids, so the ids of a key follow the
--- order in which its publishers commit, and every path that may promote takes them too. Each statement after the lock
--- must read with a fresh snapshot, which READ COMMITTED gives and REPEATABLE READ does not: keyed work in a stricter
--- transaction is refused (QU006). The unique index messages_ordering_head_idx makes two heads of one key impossible
--- whatever writes the table.
-CREATE OR REPLACE FUNCTION "${schema}"._ordering_lock(p_namespaces text[], p_topics text[], p_keys text[]) RETURNS void
+-- Takes the advisory locks of the keys given (arrays of equal length, NULL keys skipped) for the rest of the
+-- transaction, in the order of their lock values, in one of two spaces: 'publish' for publishers, 'advance' for the
+-- paths that promote (_ordering_advance). Publishers of one key wait for each other, so the ids of a key follow the
+-- order in which its publishers commit. Promoters of one key wait for each other, so two of them never promote two
+-- heads. A publisher and a promoter do not share a lock: they meet only at the row that holds a new message back
+-- (_ordering_free_keys). A collision of two keys' values only makes them wait for each other, and the two-int form
+-- never meets the one-bigint locks of the topics. Each statement after the lock must read with a fresh snapshot,
+-- which READ COMMITTED gives and REPEATABLE READ does not: keyed work in a stricter transaction is refused (QU006).
+-- The unique index messages_ordering_head_idx makes two heads of one key impossible whatever writes the table.
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_lock(p_space text, p_namespaces text[], p_topics text[], p_keys text[])
+RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     IF NOT "${schema}"._is_engine_caller() THEN
@@ -163,12 +168,14 @@ BEGIN
             HINT = 'publish and settle messages with an ordering key in a READ COMMITTED transaction (the default)';
     END IF;
     PERFORM pg_advisory_xact_lock(k.space, k.key)
-    FROM (SELECT DISTINCT hashtext('${schema}/' || u.namespace || '/' || u.topic) AS space, hashtext(u.key) AS key
+    FROM (SELECT DISTINCT hashtext('${schema}/' || p_space || '/' || u.namespace || '/' || u.topic) AS space,
+                          hashtext(u.key) AS key
           FROM unnest(p_namespaces, p_topics, p_keys) AS u(namespace, topic, key)
           WHERE u.key IS NOT NULL
           ORDER BY 1, 2) k;
 END
 $$;
+DROP FUNCTION IF EXISTS "${schema}"._ordering_lock(text[], text[], text[]);
 
 
 -- Whether messages of the topic wait behind a dead letter of their key (the default) rather than go on.
@@ -184,30 +191,117 @@ END
 $$;
 
 
--- Whether a message published now to the key may be its head: the key has no live message, and no dead letter when
--- the topic waits behind them. A function, so that each keyed message of a publish probes the partial indexes rather
--- than the planner hashing every keyed row of the table. Reads the caller's snapshot (STABLE).
-CREATE OR REPLACE FUNCTION "${schema}"._ordering_free(p_namespace text, p_topic text, p_key text) RETURNS boolean
-LANGUAGE plpgsql STABLE AS $$
+-- The keys given (arrays of equal length, NULL keys skipped) that a message published now may be the head of, for a
+-- publisher holding their 'publish' locks. A key is not free while it has a live message, or a dead letter when the
+-- topic waits behind them. Whatever holds a key back is row-locked FOR KEY SHARE until the publisher commits: the
+-- key's last waiting message, else its head, else its dead letters. That lock does not stop a claim, a retry or a
+-- promotion (updates of other columns), only the delete of that row: an acknowledgement, dead letter, cancel or purge
+-- of it waits for the publish to commit, and the promotion that follows in its transaction then sees the new
+-- message. Were the row deleted first, the lock waits for that commit, and a later statement reads what it promoted.
+-- So a publisher and the settling of a head wait for each other only when the head is the key's last message and
+-- both act at once. The dead letters are locked under 'continue' too, so that a redrive (which inserts rows of the
+-- key) cannot make a second head beside the new one. Under 'wait', the read of the topic's choice holds a shared
+-- lock that a change of the choice takes exclusively, so a switch to 'continue' promotes what this publish leaves
+-- waiting. One statement per step for all the keys, each step reading what the previous one's waits let commit.
+CREATE OR REPLACE FUNCTION "${schema}"._ordering_free_keys(p_namespaces text[], p_topics text[], p_keys text[])
+RETURNS TABLE (namespace text, topic text, ordering_key text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_ns        text[];
+    v_topics    text[];
+    v_keys      text[];
+    v_dead      boolean[];
+    v_free_ns   text[] := '{}'::text[];
+    v_free_tops text[] := '{}'::text[];
+    v_free_keys text[] := '{}'::text[];
 BEGIN
     IF NOT "${schema}"._is_engine_caller() THEN
-        PERFORM "${schema}"._check_engine_caller('_ordering_free');
+        PERFORM "${schema}"._check_engine_caller('_ordering_free_keys');
     END IF;
-    RETURN NOT EXISTS (SELECT 1 FROM "${schema}".messages m
-                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
-                         AND m.state <> 'waiting')
-       AND NOT EXISTS (SELECT 1 FROM "${schema}".messages m
-                       WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.ordering_key = p_key
-                         AND m.state = 'waiting')
-       AND NOT ("${schema}"._ordering_waits(p_namespace, p_topic)
-                AND EXISTS (SELECT 1 FROM "${schema}".dead_letters d
-                            WHERE d.namespace = p_namespace AND d.topic = p_topic AND d.ordering_key = p_key));
+    SELECT coalesce(array_agg(k.namespace), '{}'::text[]), coalesce(array_agg(k.topic), '{}'::text[]),
+           coalesce(array_agg(k.key), '{}'::text[])
+    INTO v_ns, v_topics, v_keys
+    FROM (SELECT DISTINCT u.namespace, u.topic, u.key
+          FROM unnest(p_namespaces, p_topics, p_keys) AS u(namespace, topic, key)
+          WHERE u.key IS NOT NULL) k;
+    FOR v_round IN 1..10 LOOP
+        -- keys with a waiting message: its last one locked
+        SELECT coalesce(array_agg(k.namespace), '{}'::text[]), coalesce(array_agg(k.topic), '{}'::text[]),
+               coalesce(array_agg(k.key), '{}'::text[])
+        INTO v_ns, v_topics, v_keys
+        FROM unnest(v_ns, v_topics, v_keys) AS k(namespace, topic, key)
+        LEFT JOIN LATERAL (
+            SELECT true AS found
+            FROM "${schema}".messages m
+            WHERE m.namespace = k.namespace AND m.topic = k.topic AND m.ordering_key = k.key AND m.state = 'waiting'
+            ORDER BY m.id DESC
+            LIMIT 1
+            FOR KEY SHARE
+        ) w ON true
+        WHERE w.found IS NULL;
+        -- keys with a head (at most one, by messages_ordering_head_idx): locked
+        SELECT coalesce(array_agg(k.namespace), '{}'::text[]), coalesce(array_agg(k.topic), '{}'::text[]),
+               coalesce(array_agg(k.key), '{}'::text[])
+        INTO v_ns, v_topics, v_keys
+        FROM unnest(v_ns, v_topics, v_keys) AS k(namespace, topic, key)
+        LEFT JOIN LATERAL (
+            SELECT true AS found
+            FROM "${schema}".messages m
+            WHERE m.namespace = k.namespace AND m.topic = k.topic AND m.ordering_key = k.key AND m.state <> 'waiting'
+            FOR KEY SHARE
+        ) h ON true
+        WHERE h.found IS NULL;
+        -- dead letters: every one of the key locked
+        SELECT coalesce(array_agg(d.n > 0), '{}'::boolean[]) INTO v_dead
+        FROM unnest(v_ns, v_topics, v_keys) WITH ORDINALITY AS k(namespace, topic, key, ord)
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS n
+            FROM (SELECT 1 FROM "${schema}".dead_letters x
+                  WHERE x.namespace = k.namespace AND x.topic = k.topic AND x.ordering_key = k.key
+                  FOR KEY SHARE) l
+        ) d;
+        PERFORM pg_advisory_xact_lock_shared(hashtext('${schema}/ordering'), hashtext(t.namespace || '/' || t.topic))
+        FROM (SELECT DISTINCT k.namespace, k.topic
+              FROM unnest(v_ns, v_topics, v_dead) AS k(namespace, topic, dead)
+              WHERE k.dead
+              ORDER BY 1, 2) t;
+        -- the keys left, but for those whose topic waits behind their dead letters. A row deleted while the locks
+        -- above waited may have been replaced (a promotion, a redrive): those keys go round again
+        WITH open AS MATERIALIZED (
+            SELECT k.namespace, k.topic, k.key,
+                   -- two probes, since one index holds the waiting rows and the other the rest
+                   (EXISTS (SELECT 1 FROM "${schema}".messages m
+                            WHERE m.namespace = k.namespace AND m.topic = k.topic AND m.ordering_key = k.key
+                              AND m.state = 'waiting')
+                    OR EXISTS (SELECT 1 FROM "${schema}".messages m
+                               WHERE m.namespace = k.namespace AND m.topic = k.topic AND m.ordering_key = k.key
+                                 AND m.state <> 'waiting')) AS live
+            FROM unnest(v_ns, v_topics, v_keys, v_dead) AS k(namespace, topic, key, dead)
+            WHERE NOT (k.dead AND "${schema}"._ordering_waits(k.namespace, k.topic))
+        )
+        SELECT v_free_ns || coalesce(array_agg(o.namespace) FILTER (WHERE NOT o.live), '{}'::text[]),
+               v_free_tops || coalesce(array_agg(o.topic) FILTER (WHERE NOT o.live), '{}'::text[]),
+               v_free_keys || coalesce(array_agg(o.key) FILTER (WHERE NOT o.live), '{}'::text[]),
+               coalesce(array_agg(o.namespace) FILTER (WHERE o.live), '{}'::text[]),
+               coalesce(array_agg(o.topic) FILTER (WHERE o.live), '{}'::text[]),
+               coalesce(array_agg(o.key) FILTER (WHERE o.live), '{}'::text[])
+        INTO v_free_ns, v_free_tops, v_free_keys, v_ns, v_topics, v_keys
+        FROM open o;
+        IF cardinality(v_keys) = 0 THEN
+            RETURN QUERY SELECT * FROM unnest(v_free_ns, v_free_tops, v_free_keys);
+            RETURN;
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION USING ERRCODE = '40001',
+        MESSAGE = format('publish gave up after 10 rounds: the ordering keys %s kept changing', v_keys::text);
 END
 $$;
+DROP FUNCTION IF EXISTS "${schema}"._ordering_free(text, text, text);
 
 
--- Locks the keys given (arrays of equal length) and promotes them in one statement, so that settling many keyed
--- messages holds their keys' locks, and with them the keys' publishers, only briefly. A key advances when it has no
+-- Takes the 'advance' locks of the keys given (arrays of equal length) and promotes them in one statement, so that
+-- settling many keyed messages holds those locks only briefly. A key advances when it has no
 -- head: its first waiting message becomes pending, unless the topic waits behind dead letters and a dead letter of the
 -- key came before it. Every probe is a LATERAL subquery with LIMIT 1, so each key costs index probes whatever the
 -- planner guesses of the number of keys (a hash of every keyed row of the table would read it all). Returns how many
@@ -228,7 +322,7 @@ BEGIN
     IF NOT "${schema}"._is_engine_caller() THEN
         PERFORM "${schema}"._check_engine_caller('_ordering_advance');
     END IF;
-    PERFORM "${schema}"._ordering_lock(p_namespaces, p_topics, p_keys);
+    PERFORM "${schema}"._ordering_lock('advance', p_namespaces, p_topics, p_keys);
     WITH keys AS MATERIALIZED (
         SELECT DISTINCT u.namespace, u.topic, u.key
         FROM unnest(p_namespaces, p_topics, p_keys) AS u(namespace, topic, key)

@@ -6,8 +6,8 @@
 -- An ordering key makes a message run only after every earlier message (lower id) of its namespace, topic and key
 -- has left. A keyed publish takes a transaction-level advisory lock per key (_ordering_lock) before it draws ids, so
 -- the ids of a key follow the order in which its publishers commit, and stores a message pending when it may be the
--- head of its key, else waiting (R__flow_control.sql). Both keys live in partial indexes: messages without keys pay
--- next to nothing for them.
+-- head of its key, else waiting, row-locking what holds it back (_ordering_free_keys in R__flow_control.sql). Both
+-- keys live in partial indexes: messages without keys pay next to nothing for them.
 --
 -- For psql users: push and push_batch, which check their input, apply the queue policy and count the messages. For
 -- the Java adapter: _engine_publish (unique or ordering keys, or a topic not yet registered), _engine_publish_fast (a
@@ -189,8 +189,9 @@ $$;
 --
 -- Ordering keys (p_ordering_keys, NULL or shorter: none) are locked before any id is drawn. A keyed message is
 -- inserted pending when it is the first of its key in the batch and its key has no live message (and, when the
--- topic waits behind dead letters, no dead letter), otherwise waiting. When the first of a key was a duplicate (not
--- inserted), the key is advanced afterwards, so the next of the batch becomes its head.
+-- topic waits behind dead letters, no dead letter: _ordering_free_keys), otherwise waiting. When the first of a key
+-- was a duplicate (not inserted), or a keyed message went round again, the keys are advanced afterwards, so the
+-- first waiting message of a key without a head becomes its head.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_publish(
     p_namespaces text[], p_topics text[], p_payloads text[], p_headers text[], p_priorities integer[],
     p_max_attempts integer[], p_unique_keys text[], p_run_at_us bigint[], p_delay_us bigint[],
@@ -208,6 +209,9 @@ DECLARE
     v_round     integer := 0;
     v_keyed     boolean;
     v_keyed_dup boolean := false;
+    v_free_ns   text[];
+    v_free_tops text[];
+    v_free_keys text[];
 BEGIN
     IF NOT "${schema}"._is_engine_caller() THEN
         PERFORM "${schema}"._check_engine_caller('_engine_publish');
@@ -217,7 +221,10 @@ BEGIN
     END IF;
     v_keyed := EXISTS (SELECT 1 FROM unnest(p_ordering_keys) AS k(key) WHERE k.key IS NOT NULL);
     IF v_keyed THEN
-        PERFORM "${schema}"._ordering_lock(p_namespaces, p_topics, p_ordering_keys);
+        PERFORM "${schema}"._ordering_lock('publish', p_namespaces, p_topics, p_ordering_keys);
+        SELECT array_agg(f.namespace), array_agg(f.topic), array_agg(f.ordering_key)
+        INTO v_free_ns, v_free_tops, v_free_keys
+        FROM "${schema}"._ordering_free_keys(p_namespaces, p_topics, p_ordering_keys) f;
     END IF;
     LOOP
         WITH input AS MATERIALIZED (
@@ -251,8 +258,10 @@ BEGIN
                    coalesce(p_now, statement_timestamp()), p_actor, x.ordering_key,
                    CASE
                        WHEN x.ordering_key IS NULL THEN 'pending'
-                       WHEN x.head_of_batch AND "${schema}"._ordering_free(x.namespace, x.topic, x.ordering_key)
-                           THEN 'pending'
+                       -- a later round's keyed rows wait, and are promoted below if their key has no head
+                       WHEN x.head_of_batch AND v_round = 0
+                            AND (x.namespace, x.topic, x.ordering_key)
+                                IN (SELECT * FROM unnest(v_free_ns, v_free_tops, v_free_keys)) THEN 'pending'
                        ELSE 'waiting'
                    END
             FROM input x
@@ -296,6 +305,9 @@ BEGIN
               FROM resolved z) s
         WHERE (SELECT count(*) FROM notified) >= 0;
 
+        IF v_keyed AND NOT v_keyed_dup THEN
+            v_keyed_dup := v_round > 0;
+        END IF;
         IF v_keyed AND NOT v_keyed_dup THEN
             v_keyed_dup := EXISTS (SELECT 1 FROM unnest(v_ords, v_dups) AS u(o, d)
                                    WHERE u.d AND p_ordering_keys[u.o] IS NOT NULL);

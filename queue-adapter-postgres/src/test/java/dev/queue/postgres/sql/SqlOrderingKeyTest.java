@@ -260,6 +260,94 @@ class SqlOrderingKeyTest {
         }
     }
 
+    private long pushIn(Connection connection, String namespace, String key) throws SQLException {
+        return ((Number) SqlTestDatabase.rows(connection,
+                "SELECT queue.push(?, 'jobs', '{}'::json, p_ordering_key := ?) AS id", namespace, key).get(0).get("id"))
+                .longValue();
+    }
+
+    private long sessionsWaitingOnRows(String query) {
+        return db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                + " AND wait_event IN ('transactionid', 'tuple') AND query LIKE ?", "%" + query + "%");
+    }
+
+    /**
+     * A publish left open behind a key's waiting message holds back nothing that settles: the head is claimed and
+     * acknowledged, its successor promoted, while the publish is still open; the published message comes after them.
+     */
+    @Test
+    void anOpenPublishBehindAWaitingMessageDoesNotHoldUpTheHead() throws Exception {
+        String ns = newNamespace();
+        long head = push(ns, "k");
+        long next = push(ns, "k");
+        try (Connection publisher = db.connect()) {
+            publisher.setAutoCommit(false);
+            long published = pushIn(publisher, ns, "k");
+            assertThat(CompletableFuture.supplyAsync(() -> pulled(ns)).get(30, TimeUnit.SECONDS)).containsExactly(head);
+            assertThat(CompletableFuture.supplyAsync(() -> db.value("SELECT queue.ack(?, ?)", ns, head))
+                    .get(30, TimeUnit.SECONDS)).isEqualTo(true);
+            assertThat(state(ns, next)).isEqualTo("pending");
+            publisher.commit();
+            assertThat(state(ns, published)).isEqualTo("waiting");
+            assertThat(published).isGreaterThan(next);
+        }
+    }
+
+    /**
+     * When the key's last message is its head, a publish and the head's settling meet at that row, in either order:
+     * whichever comes second waits for the first to commit, and the published message is promoted exactly once, by
+     * the settling or by being published after it.
+     */
+    @Test
+    void aPublishAndTheSettlingOfTheKeysLastMessageMeetAtItsRow() throws Exception {
+        // the publish first: the acknowledgement waits for its commit, then promotes the published message
+        String ns = newNamespace();
+        long head = push(ns, "k");
+        assertThat(pulled(ns)).containsExactly(head);
+        try (Connection publisher = db.connect()) {
+            publisher.setAutoCommit(false);
+            long published = pushIn(publisher, ns, "k");
+            CompletableFuture<Object> ack = CompletableFuture.supplyAsync(() -> db.value("SELECT queue.ack(?, ?)", ns, head));
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> sessionsWaitingOnRows("queue.ack(") == 1);
+            assertThat(ack).isNotDone();
+            publisher.commit();
+            assertThat(ack.get(30, TimeUnit.SECONDS)).isEqualTo(true);
+            assertThat(state(ns, published)).isEqualTo("pending");
+        }
+
+        // the settling first: the publish waits for its commit, then finds the key empty and becomes its head
+        for (String settle : new String[] {"SELECT queue.ack(?, ?)", "SELECT queue.fail(?, ?, 'boom')"}) {
+            String other = newNamespace();
+            db.value("SELECT queue.set_queue_ordering(?, 'jobs', 'continue')", other);
+            long first = push(other, "k");
+            assertThat(pulled(other)).containsExactly(first);
+            try (Connection settler = db.connect()) {
+                settler.setAutoCommit(false);
+                assertThat(SqlTestDatabase.rows(settler, settle, other, first)).hasSize(1);
+                CompletableFuture<Long> publish = CompletableFuture.supplyAsync(() -> push(other, "k"));
+                Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> sessionsWaitingOnRows("p_ordering_key") == 1);
+                assertThat(publish).isNotDone();
+                settler.commit();
+                long published = publish.get(30, TimeUnit.SECONDS);
+                assertThat(state(other, published)).as(settle).isEqualTo("pending");
+            }
+        }
+    }
+
+    /** A publish's lock on the key's pending head does not stop a claim of it. */
+    @Test
+    void anOpenPublishDoesNotStopTheClaimOfTheHead() throws Exception {
+        String ns = newNamespace();
+        long head = push(ns, "k");
+        try (Connection publisher = db.connect()) {
+            publisher.setAutoCommit(false);
+            long published = pushIn(publisher, ns, "k");
+            assertThat(CompletableFuture.supplyAsync(() -> pulled(ns)).get(30, TimeUnit.SECONDS)).containsExactly(head);
+            publisher.commit();
+            assertThat(state(ns, published)).isEqualTo("waiting");
+        }
+    }
+
     @Test
     void aPromotionSaysWhereInTheClaimOrderTheKeysNextMessageLanded() throws SQLException {
         String ns = newNamespace();

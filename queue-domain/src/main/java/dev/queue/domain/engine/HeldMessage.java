@@ -12,8 +12,9 @@ final class HeldMessage {
 
     final Delivery delivery;
     /**
-     * Whether its settling frees others to run: a successor of its ordering key, or room under its topic's limits.
-     * Its acknowledgement is recorded without waiting to be batched with more.
+     * Whether its settling frees room under its topic's running limit, which the next claim waits for: its
+     * acknowledgement is recorded without waiting to be batched with more. A successor of an ordering key is
+     * promoted by the batched acknowledgement like any other.
      */
     final boolean holdsOthersBack;
     private final AtomicInteger state = new AtomicInteger(State.CLAIMED.ordinal());
@@ -27,7 +28,7 @@ final class HeldMessage {
     /** @param limited whether the message's topic has a running limit: its settling frees room */
     HeldMessage(Delivery delivery, boolean limited) {
         this.delivery = delivery;
-        this.holdsOthersBack = limited || delivery.orderingKey().isPresent();
+        this.holdsOthersBack = limited;
         this.leaseUntil = delivery.leaseUntil();
     }
 
