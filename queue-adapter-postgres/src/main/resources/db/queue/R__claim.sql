@@ -62,12 +62,16 @@ DECLARE
     v_claimed  integer;
     v_any_limits boolean;
     v_rated    text[] := '{}'::text[];
+    v_slots    integer[];
 BEGIN
     IF NOT "${schema}"._is_engine_caller() THEN
         PERFORM "${schema}"._check_engine_caller('_engine_claim');
     END IF;
-    -- v_limited: the topics whose claims must run one at a time, those with any limit but a topic-wide rate alone
-    SELECT count(*) > 0, coalesce(array_agg(l.topic::text) FILTER (WHERE NOT "${schema}"._rate_alone(l)), '{}')
+    -- v_limited: the topics whose claims must run one at a time, those with any limit but a topic-wide rate alone or
+    -- a topic-wide running limit alone
+    SELECT count(*) > 0,
+           coalesce(array_agg(l.topic::text)
+                    FILTER (WHERE NOT "${schema}"._rate_alone(l) AND NOT "${schema}"._slots_alone(l)), '{}')
     INTO v_any_limits, v_limited
     FROM "${schema}".topic_limits l
     WHERE l.namespace = p_namespace AND l.topic = ANY (p_topics);
@@ -83,9 +87,11 @@ BEGIN
              || ARRAY(SELECT l.topic::text FROM "${schema}".topic_limits l
                       WHERE l.namespace = p_namespace AND l.topic = ANY (p_topics)
                         AND NOT (l.topic = ANY (v_limited))
-                        -- a rate alone claims under the shared lock, but not in the statement for topics without
-                        -- limits below, which this claim runs when it found none at the first read
-                        AND (NOT v_any_limits OR NOT "${schema}"._rate_alone(l)));
+                        -- a rate alone or a running limit alone claims under the shared lock, but not in the
+                        -- statement for topics without limits below, which this claim runs when it found none at
+                        -- the first read
+                        AND (NOT v_any_limits
+                             OR NOT ("${schema}"._rate_alone(l) OR "${schema}"._slots_alone(l))));
     IF NOT v_any_limits THEN
         RETURN QUERY
         WITH picked AS MATERIALIZED (
@@ -173,6 +179,82 @@ BEGIN
         CONTINUE WHEN v_topic IS NULL OR v_topic = ANY (v_paused) OR v_topic = ANY (p_topics[1:v_i - 1]);
         v_limits := NULL;
         SELECT * INTO v_limits FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = v_topic;
+        IF v_limits.topic IS NOT NULL AND "${schema}"._slots_alone(v_limits) THEN
+            -- a running limit alone (V3__limit_slots.sql): the messages still running in slots above the limit
+            -- (lowered while they ran) count first, then the free slots within it are locked, so that no concurrent
+            -- claim takes them, and all but that many are used
+            v_room := (SELECT count(*)
+                       FROM "${schema}".limit_slots o
+                       JOIN "${schema}".messages m ON m.id = o.message_id AND m.state = 'running'
+                                                  AND m.lease_token = o.lease_token
+                       WHERE o.namespace = p_namespace AND o.topic = v_topic AND o.slot > v_limits.max_running);
+            v_slots := ARRAY(
+                SELECT s.slot
+                FROM "${schema}".limit_slots s
+                WHERE s.namespace = p_namespace AND s.topic = v_topic AND s.slot <= v_limits.max_running
+                  AND (s.message_id IS NULL
+                       OR NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                                      WHERE m.id = s.message_id AND m.state = 'running'
+                                        AND m.lease_token = s.lease_token))
+                ORDER BY s.slot
+                LIMIT v_left + v_room
+                FOR UPDATE SKIP LOCKED);
+            -- again with a new snapshot: a slot seated by a claim that committed after this statement began is
+            -- locked in its new version, but the check above read its message as that snapshot saw it (not yet
+            -- running). Locked now, the slots can only get freer.
+            v_slots := ARRAY(
+                SELECT s.slot
+                FROM "${schema}".limit_slots s
+                WHERE s.namespace = p_namespace AND s.topic = v_topic AND s.slot = ANY (v_slots)
+                  AND (s.message_id IS NULL
+                       OR NOT EXISTS (SELECT 1 FROM "${schema}".messages m
+                                      WHERE m.id = s.message_id AND m.state = 'running'
+                                        AND m.lease_token = s.lease_token))
+                ORDER BY s.slot);
+            v_room := least(v_left, cardinality(v_slots) - v_room);
+            CONTINUE WHEN v_room <= 0;
+            RETURN QUERY
+            WITH picked AS MATERIALIZED (
+                SELECT c.id, c.priority, c.run_at,
+                       row_number() OVER (ORDER BY c.priority, c.run_at, c.id)::integer AS seat
+                FROM (SELECT m.id, m.priority, m.run_at
+                      FROM "${schema}".messages m
+                      WHERE m.namespace = p_namespace
+                        AND m.topic = v_topic
+                        AND m.state = 'pending'
+                        AND m.run_at <= v_now
+                      ORDER BY m.priority, m.run_at, m.id
+                      LIMIT v_room
+                      FOR NO KEY UPDATE SKIP LOCKED) c
+            ),
+            claimed AS (
+                UPDATE "${schema}".messages m
+                SET state = 'running',
+                    attempts = m.attempts + 1,
+                    worker = p_worker,
+                    attempt_started_at = v_now,
+                    lease_token = p_lease_token,
+                    lease_until = v_now + p_lease_micros * interval '1 microsecond'
+                WHERE m.id = ANY (ARRAY(SELECT p.id FROM picked p))
+                RETURNING m.id, m.namespace, m.topic, m.payload, m.headers, m.priority, m.attempts, m.max_attempts,
+                          m.lease_token, m.worker, m.lease_until, m.published_at, m.run_at, m.unique_key,
+                          m.published_by, m.ordering_key
+            ),
+            seated AS (
+                UPDATE "${schema}".limit_slots s
+                SET message_id = c.id, lease_token = c.lease_token
+                FROM claimed c JOIN picked p ON p.id = c.id
+                WHERE s.namespace = p_namespace AND s.topic = v_topic AND s.slot = v_slots[p.seat]
+            )
+            SELECT c.id, c.namespace::text, c.topic::text, c.payload, c.headers, c.priority::integer, c.attempts,
+                   c.max_attempts, c.lease_token, c.worker, c.lease_until, c.published_at, c.run_at,
+                   c.unique_key::text, c.published_by, c.ordering_key::text, true
+            FROM claimed c JOIN picked p ON p.id = c.id
+            ORDER BY c.priority, c.run_at, c.id;
+            GET DIAGNOSTICS v_claimed = ROW_COUNT;
+            v_left := v_left - v_claimed;
+            CONTINUE;
+        END IF;
         IF v_limits.topic IS NULL OR (v_topic = ANY (v_rated) AND "${schema}"._rate_alone(v_limits)) THEN
             -- not limited (or its limits were cleared after the first read): the positional claim of one topic,
             -- with a rate alone, the same claim of at most the tokens its bucket (locked above) holds

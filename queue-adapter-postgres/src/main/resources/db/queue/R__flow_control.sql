@@ -1,6 +1,6 @@
 -- Flow control (docs/flow-control.md): pausing a topic (a queue, in SQL) for the whole fleet, ordering keys, and
 -- concurrency and rate limits per topic. Tables: paused_topics, topic_ordering, topic_limits, limit_holders,
--- limit_buckets, and messages and dead_letters for the keys.
+-- limit_slots, limit_buckets, and messages and dead_letters for the keys.
 --
 -- A pause is a row of paused_topics. The claim reads it under a per-topic advisory lock (_flow_lock_key) that a pause
 -- and a change of limits take exclusively: they wait for the claims under way, and once committed, no claim starts a
@@ -9,8 +9,8 @@
 -- wait in the state 'waiting', which the claim index does not hold, and _ordering_advance promotes the next one in
 -- the transaction that settles the head. Publishers of a key and promoters of a key each take an advisory lock of
 -- their own per key (_ordering_lock), and meet only at the row a publish locks (_ordering_free_keys). Limits count
--- running messages through limit_holders and ration starts with token buckets in limit_buckets, both kept by the
--- claim.
+-- running messages through limit_holders, or seat them in limit_slots when a running limit for the whole topic is
+-- the only one, and ration starts with token buckets in limit_buckets, all kept by the claim.
 --
 -- For psql users: pause_queue, resume_queue, list_paused_queues, set_queue_ordering, get_queue_ordering,
 -- set_queue_limits, list_queue_limits and clear_queue_limits. For the Java adapter: the _engine_ functions here,
@@ -535,6 +535,15 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 
+-- Whether a topic's only limit is a running limit for the whole topic: its claims seat their messages in
+-- limit_slots, locked with SKIP LOCKED, rather than run one at a time.
+CREATE OR REPLACE FUNCTION "${schema}"._slots_alone(p_limits "${schema}".topic_limits) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT p_limits.max_running IS NOT NULL AND p_limits.rate_starts IS NULL
+           AND p_limits.max_running_per_partition IS NULL AND p_limits.partition_rate_starts IS NULL
+$$;
+
+
 -- The limited topics of a namespace, by name.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_topic_limits(p_namespace text)
 RETURNS TABLE (topic text, max_running integer, partition_kind text, partition_name text,
@@ -558,7 +567,8 @@ $$;
 
 -- Sets a topic's limits, or clears them when all four are NULL, under the topic's exclusive claim lock. True when they
 -- changed, recorded in audit_log with the actor. The messages running now count against the new limits: the holders
--- are rebuilt from them, each taking its partition from the header or the ordering key. A change of the kind of
+-- (or, for a running limit alone, the slots) are rebuilt from them, each holder taking its partition from the header
+-- or the ordering key. A change of the kind of
 -- partition or of its header starts the partitions' buckets afresh, and a rate removed takes its buckets with it.
 CREATE OR REPLACE FUNCTION "${schema}"._engine_set_topic_limits(
     p_namespace text, p_topic text, p_max_running integer, p_partition_kind text, p_partition_name text,
@@ -583,6 +593,7 @@ BEGIN
         END IF;
         DELETE FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = p_topic;
         DELETE FROM "${schema}".limit_holders h WHERE h.namespace = p_namespace AND h.topic = p_topic;
+        DELETE FROM "${schema}".limit_slots s WHERE s.namespace = p_namespace AND s.topic = p_topic;
         DELETE FROM "${schema}".limit_buckets b WHERE b.namespace = p_namespace AND b.topic = p_topic;
     ELSE
         IF v_old.topic IS NOT NULL
@@ -610,14 +621,30 @@ BEGIN
             partition_rate_starts = excluded.partition_rate_starts,
             partition_rate_period_micros = excluded.partition_rate_period_micros,
             set_at = excluded.set_at, set_by = excluded.set_by;
-        -- the messages running now count against the new limits, whoever claimed them
+        -- the messages running now count against the new limits, whoever claimed them: as holders, or seated in
+        -- slots when the running limit for the whole topic is the only limit (above it when there are more)
         DELETE FROM "${schema}".limit_holders h WHERE h.namespace = p_namespace AND h.topic = p_topic;
-        INSERT INTO "${schema}".limit_holders (namespace, topic, message_id, lease_token, partition)
-        SELECT p_namespace, p_topic, m.id, m.lease_token,
-               "${schema}"._limit_partition(m.headers, m.ordering_key, p_partition_kind, p_partition_name)
-        FROM "${schema}".messages m
-        WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.state = 'running'
-          AND (p_max_running IS NOT NULL OR p_max_running_per_partition IS NOT NULL);
+        DELETE FROM "${schema}".limit_slots s WHERE s.namespace = p_namespace AND s.topic = p_topic;
+        IF p_max_running IS NOT NULL AND p_max_running_per_partition IS NULL AND p_rate_starts IS NULL
+                AND p_partition_rate_starts IS NULL THEN
+            WITH running AS MATERIALIZED (
+                SELECT m.id, m.lease_token, row_number() OVER (ORDER BY m.id)::integer AS slot
+                FROM "${schema}".messages m
+                WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.state = 'running'
+            )
+            INSERT INTO "${schema}".limit_slots (namespace, topic, slot, message_id, lease_token)
+            SELECT p_namespace, p_topic, g.slot, r.id, r.lease_token
+            FROM generate_series(1, greatest(p_max_running, (SELECT count(*) FROM running)::integer)) AS g(slot)
+            LEFT JOIN running r ON r.slot = g.slot
+            ORDER BY g.slot;
+        ELSE
+            INSERT INTO "${schema}".limit_holders (namespace, topic, message_id, lease_token, partition)
+            SELECT p_namespace, p_topic, m.id, m.lease_token,
+                   "${schema}"._limit_partition(m.headers, m.ordering_key, p_partition_kind, p_partition_name)
+            FROM "${schema}".messages m
+            WHERE m.namespace = p_namespace AND m.topic = p_topic AND m.state = 'running'
+              AND (p_max_running IS NOT NULL OR p_max_running_per_partition IS NOT NULL);
+        END IF;
         IF v_old.partition_kind IS DISTINCT FROM p_partition_kind OR v_old.partition_name IS DISTINCT FROM p_partition_name
                 OR p_partition_rate_starts IS NULL THEN
             DELETE FROM "${schema}".limit_buckets b

@@ -60,7 +60,8 @@ final class SchemaMigrator {
      */
     static final List<Migration> MIGRATIONS = List.of(
             new Migration(1, "baseline"),
-            new Migration(2, "wake_marks"));
+            new Migration(2, "wake_marks"),
+            new Migration(3, "limit_slots"));
 
     /**
      * In the order this migrator applies them. No file calls into another while it is applied, so any order works,

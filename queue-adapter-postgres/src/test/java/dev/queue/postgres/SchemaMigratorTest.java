@@ -246,7 +246,7 @@ class SchemaMigratorTest {
         String schema = newSchema();
         SchemaMigrator.migrate(MyBatisSupport.sessionFactory(pool, schema), schema);
         assertThat(query("SELECT count(*) FROM pg_policies WHERE schemaname = '" + schema + "' AND policyname = 'tenant_isolation'"))
-                .containsExactly(18L);
+                .containsExactly(19L);
     }
 
     private static List<Object> allVersions() {

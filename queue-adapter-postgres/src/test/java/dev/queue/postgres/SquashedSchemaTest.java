@@ -71,6 +71,8 @@ class SquashedSchemaTest {
     private static final String WAKE_MARKS = "wake marks, bumped where messages become claimable, polled where LISTEN cannot reach";
     /** Issue 46: a keyed publish and the settling of its key's head no longer share a lock. */
     private static final String KEY_LOCKS = "publishers and promoters of an ordering key lock in spaces of their own";
+    /** Issue 46: a running limit alone seats its messages in slots rather than serialising the topic's claims. */
+    private static final String LIMIT_SLOTS = "slots of a running limit alone, locked by claims with SKIP LOCKED (migration 3)";
     private static final String TRUNCATE_GUARD = "TRUNCATE, which row-level security does not bind, refused to untrusted logins";
 
     /**
@@ -297,6 +299,25 @@ class SquashedSchemaTest {
     private static final Map<String, String> ADDED_LATER = later(
             Map.entry("function S._ordering_lock(text,text[],text[],text[])", KEY_LOCKS),
             Map.entry("function S._ordering_free_keys(text[],text[],text[])", KEY_LOCKS),
+            Map.entry("function S._slots_alone(S.topic_limits)", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots.1", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots.2", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots.3", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots.4", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots.5", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots_pkey.1", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots_pkey.2", LIMIT_SLOTS),
+            Map.entry("column S.limit_slots_pkey.3", LIMIT_SLOTS),
+            Map.entry("constraint S.limit_slots limit_slots_pkey", LIMIT_SLOTS),
+            Map.entry("constraint S.limit_slots limit_slots_sane", LIMIT_SLOTS),
+            Map.entry("index S.limit_slots_pkey", LIMIT_SLOTS),
+            Map.entry("policy S.limit_slots tenant_isolation", LIMIT_SLOTS),
+            Map.entry("policy S.limit_slots trusted_roles", LIMIT_SLOTS),
+            Map.entry("relation S.limit_slots", LIMIT_SLOTS),
+            Map.entry("relation S.limit_slots_pkey", LIMIT_SLOTS),
+            Map.entry("trigger limit_slots_truncate", LIMIT_SLOTS),
+            Map.entry("type S.limit_slots", LIMIT_SLOTS),
+            Map.entry("type S.limit_slots[]", LIMIT_SLOTS),
             Map.entry("column S.wake_marks.1", WAKE_MARKS),
             Map.entry("column S.wake_marks.2", WAKE_MARKS),
             Map.entry("column S.wake_marks.3", WAKE_MARKS),

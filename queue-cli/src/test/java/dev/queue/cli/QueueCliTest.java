@@ -45,7 +45,7 @@ class QueueCliTest {
         url = postgres.getJdbcUrl("postgres", "postgres");
         Run migrated = run("migrate");
         assertThat(migrated.exitCode()).as(migrated.err()).isZero();
-        assertThat(migrated.out()).contains("applied migrations [1, 2, R__input_checks.sql, R__rules.sql, R__tenants.sql");
+        assertThat(migrated.out()).contains("applied migrations [1, 2, 3, R__input_checks.sql, R__rules.sql, R__tenants.sql");
     }
 
     @AfterAll

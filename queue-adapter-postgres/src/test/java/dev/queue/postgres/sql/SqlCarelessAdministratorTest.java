@@ -47,7 +47,7 @@ class SqlCarelessAdministratorTest {
      */
     static final Set<String> PURE = Set.of(
             "_shown", "_invalid", "_micros", "_error_text", "_instant_text", "_shown_time", "_shown_age",
-            "_flow_lock_key", "_bucket_tokens", "_limit_partition", "_rate_alone",
+            "_flow_lock_key", "_bucket_tokens", "_limit_partition", "_rate_alone", "_slots_alone",
             "_rules_invalid", "_cron_split", "_cron_invalid", "_cron_number", "_cron_parse_element", "_cron_parse_field",
             "_cron_next_value", "_cron_month_days", "_cron_resolve", "_cron_change", "_cron_closest",
             "_cron_next_execution", "_cron_time_zone",
@@ -105,6 +105,9 @@ class SqlCarelessAdministratorTest {
                 + "p_rate_period := interval '1 second')");
         db.value("SELECT queue.push('globex', 'limited', '{}')");
         db.rows("SELECT * FROM queue.pull('globex', 'limited', 'globex-worker')");
+        db.value("SELECT queue.set_queue_limits('globex', 'seated', p_max_running := 2)");
+        db.value("SELECT queue.push('globex', 'seated', '{}')");
+        db.rows("SELECT * FROM queue.pull('globex', 'seated', 'globex-worker')");
         db.rows("SELECT * FROM queue.engine_take_head_sweeps('globex', ARRAY['email'], 0, now())");
         db.rows("SELECT queue.record_rates()");
         db.rows("SELECT queue.set_audit_retention(interval '400 days')");

@@ -213,6 +213,53 @@ class SqlLimitsTest {
     }
 
     /**
+     * A running limit alone seats the messages in slots locked with SKIP LOCKED: a claim held open does not make
+     * another wait, the two together take at most the limit, and a slot frees when its acknowledgement commits.
+     */
+    @Test
+    void claimsUnderARunningLimitAloneDoNotWaitForEachOtherAndStayWithinIt() throws Exception {
+        String ns = newNamespace();
+        db.value("SELECT queue.set_queue_limits(?, 'email', p_max_running := 4)", ns);
+        for (int i = 0; i < 10; i++) {
+            push(ns, "email");
+        }
+        try (Connection claimer = db.connect()) {
+            claimer.setAutoCommit(false);
+            List<Object> held = SqlTestDatabase.rows(claimer, "SELECT id FROM queue.pull_batch(?, 'email', 3)", ns)
+                    .stream().map(r -> r.get("id")).toList();
+            assertThat(held).hasSize(3);
+            assertThat(CompletableFuture.supplyAsync(() -> pullBatch(ns, "email", 10)).get(30, TimeUnit.SECONDS))
+                    .hasSize(1).doesNotContainAnyElementsOf(held);
+            assertThat(pullBatch(ns, "email", 10)).isEmpty();
+            claimer.commit();
+            assertThat(pullBatch(ns, "email", 10)).isEmpty();
+            db.value("SELECT queue.ack(?, ?)", ns, held.get(0));
+            assertThat(pullBatch(ns, "email", 10)).hasSize(1);
+        }
+    }
+
+    /** Lowered below the messages running, the limit starts nothing until they are back under it. */
+    @Test
+    void aRunningLimitLoweredBelowTheRunningMessagesStartsNothingUntilTheyAreUnderIt() {
+        String ns = newNamespace();
+        for (int i = 0; i < 10; i++) {
+            push(ns, "email");
+        }
+        List<Object> running = pullBatch(ns, "email", 5);
+        assertThat(running).hasSize(5);
+        db.value("SELECT queue.set_queue_limits(?, 'email', p_max_running := 2)", ns);
+        assertThat(pullBatch(ns, "email", 10)).isEmpty();
+        db.value("SELECT queue.ack(?, ?)", ns, running.get(0));
+        db.value("SELECT queue.ack(?, ?)", ns, running.get(1));
+        db.value("SELECT queue.ack(?, ?)", ns, running.get(2));
+        assertThat(pullBatch(ns, "email", 10)).as("two of the limit still running").isEmpty();
+        db.value("SELECT queue.ack(?, ?)", ns, running.get(3));
+        assertThat(pullBatch(ns, "email", 10)).hasSize(1);
+        db.value("SELECT queue.set_queue_limits(?, 'email', p_max_running := 5)", ns);
+        assertThat(pullBatch(ns, "email", 10)).hasSize(3);
+    }
+
+    /**
      * A claim reads its time when it starts; one that then waited for the bucket is older than the bucket's last
      * refill. It spends what the bucket holds, and the bucket's time stays where it was: written back, the older time
      * would refill the span between the two a second time. With a rate alone and with a running limit beside it (the

@@ -149,7 +149,7 @@ final class SqlTestDatabase implements AutoCloseable {
     Map<String, String> footprint() {
         StringBuilder sql = new StringBuilder();
         for (String table : List.of("messages", "dead_letters", "completed_messages", "completed_counters", "topics",
-                "schedules", "queue_policies", "audit_log", "paused_topics", "topic_limits", "limit_holders",
+                "schedules", "queue_policies", "audit_log", "paused_topics", "topic_limits", "limit_holders", "limit_slots",
                 "limit_buckets", "topic_ordering")) {
             sql.append(sql.length() == 0 ? "" : " UNION ALL ").append("SELECT '").append(table)
                     .append("' AS name, count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS content FROM queue.")
