@@ -54,7 +54,7 @@ class FlywayMigrationTest {
         assertThat(result.migrationsExecuted).isEqualTo(SchemaMigrator.MIGRATIONS.size() + SchemaMigrator.FUNCTION_FILES.size());
         // afterMigrate.sql secured the schema: every table of tenant data has its policy
         assertThat(StoreFixture.firstColumn(pool, "SELECT count(*) FROM pg_policies WHERE schemaname = '" + schema
-                + "' AND policyname = 'tenant_isolation'")).containsExactly(18L);
+                + "' AND policyname = 'tenant_isolation'")).containsExactly(19L);
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).migrateOnStart(false).listen(false);
         try (PostgresQueue queue = PostgresQueue.create(pool, config)) {
             queue.namespace("acme").publish("email", "{\"to\":\"a@example.com\"}");

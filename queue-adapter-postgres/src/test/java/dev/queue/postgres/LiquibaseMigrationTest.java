@@ -58,7 +58,7 @@ class LiquibaseMigrationTest {
         assertThat(StoreFixture.firstColumn(pool, "SELECT count(*) FROM \"" + schema + "\".databasechangelog"))
                 .containsExactly((long) (SchemaMigrator.MIGRATIONS.size() + SchemaMigrator.FUNCTION_FILES.size() + 1));
         assertThat(StoreFixture.firstColumn(pool, "SELECT count(*) FROM pg_policies WHERE schemaname = '" + schema
-                + "' AND policyname = 'tenant_isolation'")).containsExactly(18L);
+                + "' AND policyname = 'tenant_isolation'")).containsExactly(19L);
         PostgresQueueConfig config = PostgresQueueConfig.defaults().schema(schema).migrateOnStart(false).listen(false);
         try (PostgresQueue queue = PostgresQueue.create(pool, config)) {
             queue.namespace("acme").publish("email", "{\"to\":\"a@example.com\"}");
