@@ -194,15 +194,16 @@ $$;
 -- The keys given (arrays of equal length, NULL keys skipped) that a message published now may be the head of, for a
 -- publisher holding their 'publish' locks. A key is not free while it has a live message, or a dead letter when the
 -- topic waits behind them. Whatever holds a key back is row-locked FOR KEY SHARE until the publisher commits: the
--- key's last waiting message, else its head, else its dead letters. That lock does not stop a claim, a retry or a
--- promotion (updates of other columns), only the delete of that row: an acknowledgement, dead letter, cancel or purge
--- of it waits for the publish to commit, and the promotion that follows in its transaction then sees the new
--- message. Were the row deleted first, the lock waits for that commit, and a later statement reads what it promoted.
--- So a publisher and the settling of a head wait for each other only when the head is the key's last message and
--- both act at once. The dead letters are locked under 'continue' too, so that a redrive (which inserts rows of the
--- key) cannot make a second head beside the new one. Under 'wait', the read of the topic's choice holds a shared
--- lock that a change of the choice takes exclusively, so a switch to 'continue' promotes what this publish leaves
--- waiting. One statement per step for all the keys, each step reading what the previous one's waits let commit.
+-- key's last waiting message, else its head, else its dead letters. That lock does not stop a claim or a promotion
+-- (updates of other columns under FOR NO KEY UPDATE), but it stops the delete of that row and the settles that lock
+-- it FOR UPDATE: an acknowledgement, dead letter, cancel or purge of it waits for the publish to commit, and the
+-- promotion that follows in its transaction then sees the new message. Were the row deleted first, the lock waits
+-- for that commit, and a later statement reads what it promoted. So a publisher and the settling of a head wait for
+-- each other only when the head is the key's last message and both act at once. The dead letters are locked under
+-- 'continue' too, so that a redrive (which inserts rows of the key) cannot make a second head beside the new one.
+-- Under 'wait', the read of the topic's choice holds a shared lock that a change of the choice takes exclusively, so
+-- a switch to 'continue' promotes what this publish leaves waiting. One statement per step for all the keys, each
+-- step reading what the previous one's waits let commit.
 CREATE OR REPLACE FUNCTION "${schema}"._ordering_free_keys(p_namespaces text[], p_topics text[], p_keys text[])
 RETURNS TABLE (namespace text, topic text, ordering_key text)
 LANGUAGE plpgsql AS $$
