@@ -25,11 +25,11 @@ import java.util.function.Function;
  * documented: a handler that succeeded just before the process died may run again, because its acknowledgement
  * was still waiting here. That is within the at-least-once promise.
  *
- * <p>An acknowledgement that others wait for (the next message of its ordering key, room under its topic's
- * running limit) is written at once, with whatever else waits: the delay would bound how fast a key or a topic
- * with a running limit moves. A rate's room comes back with time, so a rate alone leaves acknowledgements batched.
- * While a statement is being written the next batch still grows, so a busy keyed topic is not written one message
- * a statement.
+ * <p>An acknowledgement that others wait for (room under its topic's running limit) is written at once, with
+ * whatever else waits: the delay would bound how fast a topic with a running limit moves. A rate's room comes back
+ * with time, so a rate alone leaves acknowledgements batched, and so do ordering keys: the promotion of a key's next
+ * message is one more statement of the batch, which no publisher of the key waits for. While a statement is being
+ * written the next batch still grows, so a busy limited topic is not written one message a statement.
  *
  * <p>It also counts the acknowledgements not yet recorded (waiting, or in the statement being written) and says
  * when they reach {@code maxUnrecorded}: the subscriber stops claiming until they drop below it. Without that, a

@@ -208,8 +208,9 @@ final class ClaimCursor {
             limitedTopics = Set.copyOf(limited);
         }
         if (anyLimited || !limitedTopics.isEmpty()) {
-            // A claim of a topic with a running limit waits for the topic's other claims (they run one at a time)
-            // and stops short at the limit rather than at the end of the pending messages: neither says what a look
+            // A claim of a topic with a running limit may wait for the topic's other claims (they run one at a time
+            // unless the limit is alone and uses slots) and stops short at the limit rather than at the end of the
+            // pending messages: neither says what a look
             // from the head costs. (Its topic is read from the head anyway: the store ignores positions under such
             // limits.) A rate's claims are not told apart: one that waited for the bucket can at worst make the head
             // look expensive, which costs a short claim a look a little behind its position instead.
