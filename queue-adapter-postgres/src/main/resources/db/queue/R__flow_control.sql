@@ -580,6 +580,7 @@ RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
     v_old "${schema}".topic_limits;
+    v_new "${schema}".topic_limits;
     v_clear boolean := p_max_running IS NULL AND p_max_running_per_partition IS NULL AND p_rate_starts IS NULL
                        AND p_partition_rate_starts IS NULL;
 BEGIN
@@ -626,8 +627,8 @@ BEGIN
         -- slots when the running limit for the whole topic is the only limit (above it when there are more)
         DELETE FROM "${schema}".limit_holders h WHERE h.namespace = p_namespace AND h.topic = p_topic;
         DELETE FROM "${schema}".limit_slots s WHERE s.namespace = p_namespace AND s.topic = p_topic;
-        IF p_max_running IS NOT NULL AND p_max_running_per_partition IS NULL AND p_rate_starts IS NULL
-                AND p_partition_rate_starts IS NULL THEN
+        SELECT * INTO v_new FROM "${schema}".topic_limits l WHERE l.namespace = p_namespace AND l.topic = p_topic;
+        IF "${schema}"._slots_alone(v_new) THEN
             WITH running AS MATERIALIZED (
                 SELECT m.id, m.lease_token, row_number() OVER (ORDER BY m.id)::integer AS slot
                 FROM "${schema}".messages m
